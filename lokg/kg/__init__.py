@@ -1,0 +1,5 @@
+"""Knowledge-graph data layer: the graph, its statistics, and readers/writers."""
+
+from lokg.kg.graph import EntityAttributes, KnowledgeGraph, Vocabulary
+
+__all__ = ["EntityAttributes", "KnowledgeGraph", "Vocabulary"]

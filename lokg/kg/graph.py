@@ -1,0 +1,469 @@
+"""The knowledge graph every module of the method shares.
+
+A :class:`KnowledgeGraph` holds one entity and one relation vocabulary (label <-> id), the
+triples as an int64 ``[T, 3]`` array ordered (head, relation, tail), CSR adjacency for out-
+and in-edges, optional per-entity attributes, and the graph statistics the paper uses
+(Eq. (4) tail entropy H(r), in-degree, incoming relation diversity of Eq. (12)).
+
+Direction and parallel edges are preserved: two triples (h, r1, t) and (h, r2, t) are two
+edges, and (h, r, t) never implies (t, r, h).  Everything is numpy so that a saved graph can
+be memory-mapped (:meth:`KnowledgeGraph.load` with ``mmap=True``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from lokg.typing import IdArray, LabeledTriple
+
+__all__ = ["EntityAttributes", "KnowledgeGraph", "Vocabulary"]
+
+_FORMAT_VERSION = 1
+
+
+class Vocabulary:
+    """A bijection between string labels and contiguous ids ``0..n-1``.
+
+    Args:
+        labels: the labels in id order; must be unique.
+    """
+
+    def __init__(self, labels: Sequence[str]):
+        self.labels: list[str] = list(labels)
+        self.index: dict[str, int] = {label: i for i, label in enumerate(self.labels)}
+        if len(self.index) != len(self.labels):
+            seen: set[str] = set()
+            dup = next(lab for lab in self.labels if lab in seen or seen.add(lab))
+            raise ValueError(f"Vocabulary labels must be unique; {dup!r} appears twice")
+
+    @classmethod
+    def from_labels(cls, labels: Iterable[str]) -> Vocabulary:
+        """Sorted, de-duplicated vocabulary: ids do not depend on the order of the input file."""
+        return cls(sorted(set(labels)))
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def __contains__(self, label: object) -> bool:
+        return label in self.index
+
+    def __getitem__(self, label: str) -> int:
+        try:
+            return self.index[label]
+        except KeyError:
+            raise KeyError(f"unknown label {label!r} (vocabulary of {len(self)} labels)") from None
+
+    def get(self, label: str, default: int | None = None) -> int | None:
+        return self.index.get(label, default)
+
+    def label(self, idx: int) -> str:
+        return self.labels[idx]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Vocabulary) and self.labels == other.labels
+
+    def __repr__(self) -> str:
+        return f"Vocabulary(size={len(self)})"
+
+
+@dataclass
+class EntityAttributes:
+    """Optional per-entity attributes used by ITTC's balanced and verbose renderings.
+
+    Every list, when present, has one entry per entity id.  ``None`` entries mean unknown.
+    Where a KG has no names, :meth:`name` falls back to the label with underscores as spaces.
+    """
+
+    names: list[str | None] | None = None
+    aliases: list[list[str]] | None = None
+    types: list[str | None] | None = None
+    descriptions: list[str | None] | None = None
+    extra: dict[str, list[str | None]] = field(default_factory=dict)
+
+    def check(self, num_entities: int) -> None:
+        for key in ("names", "aliases", "types", "descriptions"):
+            values = getattr(self, key)
+            if values is not None and len(values) != num_entities:
+                raise ValueError(
+                    f"EntityAttributes.{key} has {len(values)} entries, expected {num_entities}"
+                )
+        for key, values in self.extra.items():
+            if len(values) != num_entities:
+                raise ValueError(
+                    f"EntityAttributes.extra[{key!r}] has {len(values)} entries, "
+                    f"expected {num_entities}"
+                )
+
+    def to_json(self) -> dict:
+        return {
+            "names": self.names,
+            "aliases": self.aliases,
+            "types": self.types,
+            "descriptions": self.descriptions,
+            "extra": self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> EntityAttributes:
+        return cls(
+            names=data.get("names"),
+            aliases=data.get("aliases"),
+            types=data.get("types"),
+            descriptions=data.get("descriptions"),
+            extra=data.get("extra") or {},
+        )
+
+
+def _csr(keys: np.ndarray, num_nodes: int) -> tuple[IdArray, IdArray]:
+    """CSR of triple ids grouped by ``keys`` (stable: ties keep triple order).
+
+    Returns ``ptr [num_nodes + 1]`` and ``idx [T]`` such that the triples whose key is ``v``
+    are ``idx[ptr[v]:ptr[v + 1]]``.
+    """
+    order = np.argsort(keys, kind="stable").astype(np.int64)
+    counts = np.bincount(keys, minlength=num_nodes)
+    ptr = np.zeros(num_nodes + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr, order
+
+
+class KnowledgeGraph:
+    """A directed multi-relational graph with a shared vocabulary.
+
+    Args:
+        entities: entity vocabulary (id ``i`` is ``entities.labels[i]``).
+        relations: relation vocabulary.
+        triples: ``[T, 3]`` int64 (head, relation, tail) ids; a numpy array or a tensor.
+        attributes: optional per-entity attributes.
+        name: a short name used in reports.
+
+    Shapes:
+        - ``triples``: ``[T, 3]`` (a ``torch.LongTensor`` sharing memory with ``triples_np``)
+        - ``out_ptr``, ``in_ptr``: ``[E + 1]``; ``out_idx``, ``in_idx``: ``[T]`` triple ids
+        - ``edge_index``: ``[2, T]`` (head -> tail); ``edge_type``: ``[T]``
+    """
+
+    def __init__(
+        self,
+        entities: Vocabulary,
+        relations: Vocabulary,
+        triples: np.ndarray | torch.Tensor,
+        attributes: EntityAttributes | None = None,
+        name: str = "kg",
+        *,
+        _csr_arrays: dict[str, np.ndarray] | None = None,
+    ):
+        if isinstance(triples, torch.Tensor):
+            triples = triples.detach().cpu().numpy()
+        triples = np.asarray(triples)
+        if triples.ndim != 2 or triples.shape[1] != 3:
+            raise ValueError(f"triples must have shape [T, 3], got {list(triples.shape)}")
+        if triples.dtype != np.int64:
+            triples = triples.astype(np.int64)
+        if len(triples):
+            lo, hi = int(triples.min()), int(triples[:, [0, 2]].max())
+            rmax = int(triples[:, 1].max())
+            if lo < 0 or hi >= len(entities) or rmax >= len(relations):
+                raise ValueError(
+                    f"triple ids out of range: entities [0, {len(entities)}), relations "
+                    f"[0, {len(relations)}), got min {lo}, max entity {hi}, max relation {rmax}"
+                )
+        if attributes is not None:
+            attributes.check(len(entities))
+        self.entities = entities
+        self.relations = relations
+        self.triples_np: np.ndarray = triples
+        self.attributes = attributes
+        self.name = name
+        if _csr_arrays is None:
+            self.out_ptr, self.out_idx = _csr(triples[:, 0], len(entities))
+            self.in_ptr, self.in_idx = _csr(triples[:, 2], len(entities))
+        else:
+            self.out_ptr = _csr_arrays["out_ptr"]
+            self.out_idx = _csr_arrays["out_idx"]
+            self.in_ptr = _csr_arrays["in_ptr"]
+            self.in_idx = _csr_arrays["in_idx"]
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_labeled_triples(
+        cls,
+        triples: Iterable[LabeledTriple],
+        name: str = "kg",
+        extra_entities: Iterable[str] = (),
+    ) -> KnowledgeGraph:
+        """Build a graph from (head, relation, tail) labels; vocabularies are sorted labels.
+
+        ``extra_entities`` adds isolated entities (e.g. answers that appear in no triple).
+        """
+        ent_first: dict[str, int] = {}
+        rel_first: dict[str, int] = {}
+        rows: list[tuple[int, int, int]] = []
+        for h, r, t in triples:
+            rows.append(
+                (
+                    ent_first.setdefault(h, len(ent_first)),
+                    rel_first.setdefault(r, len(rel_first)),
+                    ent_first.setdefault(t, len(ent_first)),
+                )
+            )
+        for e in extra_entities:
+            ent_first.setdefault(e, len(ent_first))
+        ent_labels = sorted(ent_first)
+        rel_labels = sorted(rel_first)
+        ent_perm = np.empty(len(ent_first), dtype=np.int64)
+        ent_perm[[ent_first[label] for label in ent_labels]] = np.arange(len(ent_labels))
+        rel_perm = np.empty(len(rel_first), dtype=np.int64)
+        rel_perm[[rel_first[label] for label in rel_labels]] = np.arange(len(rel_labels))
+        arr = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+        if len(arr):
+            arr = np.stack([ent_perm[arr[:, 0]], rel_perm[arr[:, 1]], ent_perm[arr[:, 2]]], 1)
+        return cls(Vocabulary(ent_labels), Vocabulary(rel_labels), arr, name=name)
+
+    @classmethod
+    def from_ids(
+        cls,
+        triples: np.ndarray,
+        num_entities: int,
+        num_relations: int,
+        name: str = "kg",
+        entity_prefix: str = "e",
+        relation_prefix: str = "r",
+    ) -> KnowledgeGraph:
+        """A graph over integer ids with generated labels ``e0, e1, ...`` / ``r0, r1, ...``."""
+        width_e = len(str(max(num_entities - 1, 0)))
+        width_r = len(str(max(num_relations - 1, 0)))
+        ents = Vocabulary([f"{entity_prefix}{i:0{width_e}d}" for i in range(num_entities)])
+        rels = Vocabulary([f"{relation_prefix}{i:0{width_r}d}" for i in range(num_relations)])
+        return cls(ents, rels, triples, name=name)
+
+    # ------------------------------------------------------------------ sizes and views
+    @property
+    def num_entities(self) -> int:
+        return len(self.entities)
+
+    @property
+    def num_relations(self) -> int:
+        return len(self.relations)
+
+    @property
+    def num_triples(self) -> int:
+        return len(self.triples_np)
+
+    @cached_property
+    def triples(self) -> torch.LongTensor:
+        """``[T, 3]`` int64 tensor (shares memory with ``triples_np`` when writable)."""
+        arr = self.triples_np
+        if not arr.flags.writeable:
+            arr = np.array(arr)
+        return torch.from_numpy(arr)
+
+    @property
+    def edge_index(self) -> torch.LongTensor:
+        """``[2, T]`` head -> tail, one column per triple (parallel edges kept)."""
+        return self.triples[:, [0, 2]].t().contiguous()
+
+    @property
+    def edge_type(self) -> torch.LongTensor:
+        """``[T]`` relation id of each edge of :attr:`edge_index`."""
+        return self.triples[:, 1].contiguous()
+
+    def out_triples(self, entity: int) -> IdArray:
+        """Ids of the triples whose head is ``entity`` (in triple order)."""
+        return self.out_idx[self.out_ptr[entity] : self.out_ptr[entity + 1]]
+
+    def in_triples(self, entity: int) -> IdArray:
+        """Ids of the triples whose tail is ``entity`` (in triple order)."""
+        return self.in_idx[self.in_ptr[entity] : self.in_ptr[entity + 1]]
+
+    def labeled(self, triple_id: int) -> LabeledTriple:
+        h, r, t = self.triples_np[triple_id]
+        return (
+            self.entities.label(int(h)),
+            self.relations.label(int(r)),
+            self.entities.label(int(t)),
+        )
+
+    def entity_name(self, entity: int) -> str:
+        """Display name: the ``names`` attribute when known, else the label with spaces."""
+        if self.attributes is not None and self.attributes.names is not None:
+            name = self.attributes.names[entity]
+            if name:
+                return name
+        return self.entities.label(entity).replace("_", " ").strip()
+
+    # ------------------------------------------------------------------ statistics
+    @cached_property
+    def in_degree(self) -> IdArray:
+        """``[E]`` number of incoming edges (parallel edges counted)."""
+        return np.diff(self.in_ptr)
+
+    @cached_property
+    def out_degree(self) -> IdArray:
+        """``[E]`` number of outgoing edges (parallel edges counted)."""
+        return np.diff(self.out_ptr)
+
+    @cached_property
+    def in_relation_count(self) -> IdArray:
+        """``[E]`` number of distinct relations on incoming edges, |{r : (u, r, v) in T}|."""
+        pairs = np.unique(self.triples_np[:, 2] * self.num_relations + self.triples_np[:, 1])
+        return np.bincount(pairs // max(self.num_relations, 1), minlength=self.num_entities)
+
+    @cached_property
+    def in_relation_diversity(self) -> np.ndarray:
+        """``[E]`` div(v) of Eq. (12): distinct incoming relations / |R|, in [0, 1]."""
+        return self.in_relation_count / max(self.num_relations, 1)
+
+    @cached_property
+    def relation_counts(self) -> IdArray:
+        """``[R]`` number of triples per relation."""
+        return np.bincount(self.triples_np[:, 1], minlength=self.num_relations)
+
+    @cached_property
+    def relation_tail_entropy(self) -> np.ndarray:
+        """``[R]`` H(r) of Eq. (4), in nats.
+
+        p(o | r) = |{s : (s, r, o) in T}| / |{(s, o) : (s, r, o) in T}|: duplicate triples
+        are counted once.  A relation with no triples has H = 0.
+        """
+        uniq = self.unique_triples()
+        r, o = uniq[:, 1], uniq[:, 2]
+        key = r * self.num_entities + o
+        ro, n_ro = np.unique(key, return_counts=True)  # distinct subjects per (r, o)
+        rel = ro // self.num_entities
+        n_r = np.bincount(rel, weights=n_ro, minlength=self.num_relations)
+        p = n_ro / n_r[rel]
+        return np.bincount(rel, weights=-p * np.log(p), minlength=self.num_relations)
+
+    def unique_triples(self) -> np.ndarray:
+        """``[T', 3]`` the distinct triples, sorted (set semantics of T)."""
+        return np.unique(self.triples_np, axis=0) if len(self.triples_np) else self.triples_np
+
+    def statistics(self) -> dict[str, float | int]:
+        """Summary numbers for reports (``make demo`` prints them)."""
+        return {
+            "entities": self.num_entities,
+            "relations": self.num_relations,
+            "triples": self.num_triples,
+            "distinct_triples": len(self.unique_triples()),
+            "mean_out_degree": float(self.out_degree.mean()) if self.num_entities else 0.0,
+            "max_in_degree": int(self.in_degree.max()) if self.num_entities else 0,
+            "mean_tail_entropy": float(self.relation_tail_entropy.mean())
+            if self.num_relations
+            else 0.0,
+        }
+
+    # ------------------------------------------------------------------ transforms
+    def with_relations(
+        self, mapping: np.ndarray, relations: Vocabulary, deduplicate: bool = True
+    ) -> KnowledgeGraph:
+        """Relabel relations through ``mapping [R0] -> new ids`` (SCOS's phi).
+
+        Entity ids are unchanged.  With ``deduplicate`` triples that become identical are
+        kept once (first occurrence order is preserved).
+        """
+        mapping = np.asarray(mapping, dtype=np.int64)
+        if mapping.shape != (self.num_relations,):
+            raise ValueError(f"mapping must have shape [{self.num_relations}], got {mapping.shape}")
+        new = self.triples_np.copy()
+        new[:, 1] = mapping[new[:, 1]]
+        if deduplicate and len(new):
+            _, first = np.unique(new, axis=0, return_index=True)
+            new = new[np.sort(first)]
+        return KnowledgeGraph(self.entities, relations, new, self.attributes, self.name)
+
+    def fingerprint(self) -> str:
+        """A content hash of vocabularies and triples (artifact cache keys)."""
+        h = hashlib.sha256()
+        h.update("\n".join(self.entities.labels).encode())
+        h.update(b"\0")
+        h.update("\n".join(self.relations.labels).encode())
+        h.update(b"\0")
+        h.update(np.ascontiguousarray(self.triples_np).tobytes())
+        return h.hexdigest()[:16]
+
+    # ------------------------------------------------------------------ persistence
+    _ARRAYS = ("triples", "out_ptr", "out_idx", "in_ptr", "in_idx")
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``vocab.json`` and one ``.npy`` per array, atomically (temp dir + rename)."""
+        directory = Path(directory)
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+        try:
+            arrays = {
+                "triples": self.triples_np,
+                "out_ptr": self.out_ptr,
+                "out_idx": self.out_idx,
+                "in_ptr": self.in_ptr,
+                "in_idx": self.in_idx,
+            }
+            for key, arr in arrays.items():
+                np.save(tmp / f"{key}.npy", np.ascontiguousarray(arr))
+            meta = {
+                "format_version": _FORMAT_VERSION,
+                "name": self.name,
+                "entities": self.entities.labels,
+                "relations": self.relations.labels,
+                "attributes": None if self.attributes is None else self.attributes.to_json(),
+                "fingerprint": self.fingerprint(),
+            }
+            (tmp / "vocab.json").write_text(json.dumps(meta), encoding="utf-8")
+            if directory.exists():
+                old = directory.with_name(f".{directory.name}.old")
+                directory.rename(old)
+                tmp.rename(directory)
+                _rmtree(old)
+            else:
+                tmp.rename(directory)
+        except BaseException:
+            _rmtree(tmp)
+            raise
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike, mmap: bool = False) -> KnowledgeGraph:
+        """Load a graph written by :meth:`save`; ``mmap=True`` memory-maps the arrays."""
+        directory = Path(directory)
+        vocab_path = directory / "vocab.json"
+        if not vocab_path.is_file():
+            raise FileNotFoundError(f"{vocab_path}: no saved KnowledgeGraph here")
+        meta = json.loads(vocab_path.read_text(encoding="utf-8"))
+        if meta.get("format_version") != _FORMAT_VERSION:
+            raise ValueError(
+                f"{vocab_path}: format_version {meta.get('format_version')!r}, "
+                f"expected {_FORMAT_VERSION}; re-run data preparation"
+            )
+        mode = "r" if mmap else None
+        arrays = {k: np.load(directory / f"{k}.npy", mmap_mode=mode) for k in cls._ARRAYS}
+        attrs = meta.get("attributes")
+        return cls(
+            Vocabulary(meta["entities"]),
+            Vocabulary(meta["relations"]),
+            arrays.pop("triples"),
+            EntityAttributes.from_json(attrs) if attrs else None,
+            meta.get("name", "kg"),
+            _csr_arrays=arrays,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"KnowledgeGraph(name={self.name!r}, entities={self.num_entities}, "
+            f"relations={self.num_relations}, triples={self.num_triples})"
+        )
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
