@@ -1,0 +1,71 @@
+"""Sentence encoder: mean pooling by hand, prefixes, disk cache, the bundled MiniLM."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from lokg.embed import SentenceEncoder, mean_pool
+
+
+class CountingEncoder(SentenceEncoder):
+    """A stand-in model: the vector of a text is its length and its first character code."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.seen: list[str] = []
+
+    def _embed_batch(self, texts):
+        self.seen.extend(texts)
+        v = np.array([[len(t), ord(t[0])] for t in texts], dtype=np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_mean_pool_ignores_padding():
+    tokens = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [100.0, 100.0]]])  # [1, 3, 2]
+    mask = torch.tensor([[1, 1, 0]])
+    assert torch.allclose(mean_pool(tokens, mask), torch.tensor([[2.0, 3.0]]))
+
+
+def test_prefixes_are_applied_per_kind():
+    enc = CountingEncoder(query_prefix="query: ", passage_prefix="passage: ")
+    enc.encode(["who"], kind="query")
+    enc.encode(["paris"], kind="passage")
+    assert enc.seen == ["query: who", "passage: paris"]
+    with pytest.raises(ValueError, match="kind must be one of"):
+        enc.encode(["x"], kind="document")
+
+
+def test_repeated_texts_are_encoded_once_and_cache_persists(tmp_path):
+    enc = CountingEncoder(cache_dir=tmp_path, batch_size=2)
+    out = enc.encode(["ab", "c", "ab", "def"])
+    assert out.shape == (4, 2)
+    assert np.allclose(out[0], out[2])
+    assert enc.seen == ["ab", "c", "def"]
+    assert np.allclose(np.linalg.norm(out, axis=1), 1.0)
+    again = CountingEncoder(cache_dir=tmp_path)
+    assert np.allclose(again.encode(["def", "ab"]), out[[3, 0]])
+    assert again.seen == []  # warm: nothing recomputed
+    other = CountingEncoder(model_id="other/model", cache_dir=tmp_path)
+    other.encode(["ab"])
+    assert other.seen == ["ab"]  # the cache is keyed by model id
+
+
+def test_single_string_is_rejected():
+    with pytest.raises(TypeError, match="sequence of strings"):
+        CountingEncoder().encode("abc")
+
+
+def test_model_is_not_loaded_at_construction():
+    enc = SentenceEncoder()
+    assert enc._model is None
+
+
+@pytest.mark.slow
+def test_bundled_minilm_ranks_paraphrase_first():
+    enc = SentenceEncoder()
+    vecs = enc.encode(["spouse", "husband or wife", "place of birth"])
+    assert vecs.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2]
