@@ -1,0 +1,1 @@
+"""Lightning wrappers (``*_module.py``) around the plain components of ``components/``."""

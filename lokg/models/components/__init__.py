@@ -1,0 +1,1 @@
+"""Plain ``nn.Module`` building blocks of the method (no Lightning)."""
