@@ -1,0 +1,20 @@
+"""Datasets: sources (PathQuestion, RoG-format WebQSP/CWQ, offline evidence sets, custom),
+deterministic splits, and the LightningDataModule."""
+
+from lokg.data.datamodule import KGQADataModule
+from lokg.data.sources import (
+    CustomSource,
+    DatasetSource,
+    EvidenceSource,
+    PathQuestionSource,
+    RoGSource,
+)
+
+__all__ = [
+    "CustomSource",
+    "DatasetSource",
+    "EvidenceSource",
+    "KGQADataModule",
+    "PathQuestionSource",
+    "RoGSource",
+]
