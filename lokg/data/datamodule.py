@@ -151,7 +151,7 @@ class KGQADataModule(pl.LightningDataModule):
             write_questions(out / f"questions_{split}.jsonl", qs)
         rng = np.random.default_rng(self.split_seed)
         perm = rng.permutation(kg.num_triples)
-        n_val = int(round(self.triple_val_fraction * kg.num_triples))
+        n_val = round(self.triple_val_fraction * kg.num_triples)
         np.savez(out / "triple_split.npz", val=np.sort(perm[:n_val]), train=np.sort(perm[n_val:]))
         if raw.subgraphs is not None:
             qids = list(raw.subgraphs)

@@ -154,8 +154,7 @@ def _rog_rows(path: Path) -> Iterator[tuple[int, dict]]:
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq  # ships with `datasets`
 
-        for i, row in enumerate(pq.read_table(path).to_pylist(), start=1):
-            yield i, row
+        yield from enumerate(pq.read_table(path).to_pylist(), start=1)
         return
     try:
         with _open_text(path) as fh:

@@ -130,10 +130,10 @@ def _delimited(path: Path, fmt: str, header: str, report: ReadReport) -> Iterato
             report.comments += 1
             continue
         fields = next(csv.reader(io.StringIO(text))) if fmt == "csv" else text.split(sep)
-        if report.records == 0 and not report.header and header != "none":
-            if header == "present" or _is_header(fields):
-                report.header = True
-                continue
+        first_row = report.records == 0 and not report.header
+        if first_row and (header == "present" or (header == "auto" and _is_header(fields))):
+            report.header = True
+            continue
         if len(fields) != 3:
             raise DataFormatError(
                 f"{path}:{lineno}: {len(fields)} {name}-separated columns; expected 3 "
