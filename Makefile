@@ -1,0 +1,44 @@
+# Two commands do everything on a fresh Linux machine with Python 3.11:
+#   make demo   - create .venv if missing, install, run the main job on PathQuestion
+#   make test   - create .venv if missing, install with test extras, lint + the whole suite
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+STAMP_DIR := $(VENV)/.stamps
+
+.PHONY: demo test lint format install install-test clean
+
+$(PY):
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP_DIR)/install: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	@mkdir -p $(STAMP_DIR) && touch $@
+
+$(STAMP_DIR)/install-test: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	@mkdir -p $(STAMP_DIR) && touch $@ $(STAMP_DIR)/install
+
+install: $(STAMP_DIR)/install
+install-test: $(STAMP_DIR)/install-test
+
+demo: $(STAMP_DIR)/install
+	$(PY) train.py experiment=pq2h_stats
+	$(PY) train.py experiment=pq2h_stats data=pq3h tags=[pq3h,stats]
+
+lint: $(STAMP_DIR)/install-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP_DIR)/install-test
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test: $(STAMP_DIR)/install-test lint
+	$(BIN)/pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

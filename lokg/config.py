@@ -1,0 +1,97 @@
+"""Structured (dataclass) schemas for the top level of ``configs/train.yaml`` and
+``configs/evaluate.yaml``, and the OmegaConf resolvers the configs use.
+
+The schemas make Hydra reject unknown top-level keys and wrong types with a clear message
+(``Key 'epochs' not in 'TrainConfig'``); the contents of each config group (``data``,
+``model``, ...) are validated by the constructors they instantiate.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
+
+
+def wandb_offline() -> bool:
+    """W&B runs offline when WANDB_MODE=offline/disabled or no API key is configured."""
+    if os.environ.get("WANDB_MODE", "").lower() in ("offline", "disabled", "dryrun"):
+        return True
+    if os.environ.get("WANDB_API_KEY"):
+        return False
+    netrc = Path(os.environ.get("NETRC", Path.home() / ".netrc"))
+    try:
+        return "api.wandb.ai" not in netrc.read_text(encoding="utf-8")
+    except OSError:
+        return True
+
+
+def register_resolvers() -> None:
+    if not OmegaConf.has_resolver("lokg_wandb_offline"):
+        OmegaConf.register_new_resolver("lokg_wandb_offline", wandb_offline)
+
+
+@dataclass
+class PathsConfig:
+    root_dir: str = "."
+    artifacts_dir: str = "artifacts"
+    log_dir: str = "logs"
+    output_dir: str = "outputs"
+
+
+@dataclass
+class TrainConfig:
+    """``configs/train.yaml``: prepare data, fit the selected model, run post-fit steps."""
+
+    task_name: str = "train"
+    tags: list[str] = field(default_factory=lambda: ["dev"])
+    seed: int | None = None
+    train: bool = True
+    test: bool = True
+    ckpt_path: str | None = None
+    data: Any = None
+    model: Any = None
+    scos: Any = None
+    retriever: Any = None
+    encoder: Any = None
+    llm: Any = None
+    embedder: Any = None
+    trainer: Any = None
+    logger: Any = None
+    callbacks: Any = None
+    paths: PathsConfig = field(default_factory=PathsConfig)
+
+
+@dataclass
+class EvaluateConfig:
+    """``configs/evaluate.yaml``: answer the questions of one split and report metrics."""
+
+    task_name: str = "evaluate"
+    tags: list[str] = field(default_factory=lambda: ["dev"])
+    seed: int | None = None
+    split: str = "test"
+    limit: int | None = None
+    budget: int = 2048
+    data: Any = None
+    model: Any = None
+    scos: Any = None
+    retriever: Any = None
+    encoder: Any = None
+    llm: Any = None
+    embedder: Any = None
+    trainer: Any = None
+    logger: Any = None
+    callbacks: Any = None
+    paths: PathsConfig = field(default_factory=PathsConfig)
+
+
+def register_configs() -> None:
+    """Register the schemas (``train_schema``, ``evaluate_schema``) in Hydra's ConfigStore."""
+    register_resolvers()
+    cs = ConfigStore.instance()
+    cs.store(name="train_schema", node=TrainConfig)
+    cs.store(name="evaluate_schema", node=EvaluateConfig)
