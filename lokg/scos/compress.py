@@ -1,0 +1,252 @@
+"""SCOS entry point: ``compress(kg, relation_embeddings, cfg) -> SCOSResult`` (Section 2.3).
+
+The result carries the canonical mapping phi: R0 -> R*, the compressed graph
+G* = (E, R*, T*) with the same entity ids, the merge report, L_info and rho-hat of Eq. (6),
+and is saved as an artifact directory reused by TAIMR and ITTC.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lokg.kg.graph import KnowledgeGraph, Vocabulary
+from lokg.scos.config import SCOSConfig
+from lokg.scos.entity_types import entity_types
+from lokg.scos.merge import MergeRecord, greedy_merge
+
+__all__ = ["SCOSResult", "compress", "information_density"]
+
+_FORMAT_VERSION = 1
+
+
+def information_density(
+    merges: list[MergeRecord], total_entropy: float, num_original: int, num_compressed: int
+) -> tuple[float, float]:
+    """Eq. (6): ``(L_info, rho_hat)``.
+
+    ``L_info`` is the accumulated per-merge loss ``(1 - sim(C_i, C_j)) * min(H(C_i), H(C_j))``
+    divided by the total tail entropy ``sum_{r in R0} H(r)`` of the original schema (the
+    paper leaves the normaliser unstated); ``rho_hat = (1 - L_info) / (|R*| / |R0|)``, and
+    ``rho_hat = 1`` (with ``L_info = 0``) when nothing merges.
+    """
+    if not merges or num_compressed == num_original:
+        return 0.0, 1.0
+    loss = sum(m.loss for m in merges)
+    l_info = loss / total_entropy if total_entropy > 0 else 0.0
+    return l_info, (1.0 - l_info) / (num_compressed / num_original)
+
+
+@dataclass
+class SCOSResult:
+    """Output of SCOS.
+
+    Attributes:
+        mapping: ``[R0]`` int64 phi, original relation id -> compressed relation id.
+        kg: compressed graph (same entity vocabulary and ids, relations R*, deduplicated).
+        relations: the R* vocabulary; a cluster is named after its member with most triples.
+        report: the merges in order (members, similarity, threshold, signals, loss).
+        info_loss: L_info of Eq. (6).
+        rho_hat: rho-hat of Eq. (6).
+        original_relations: the R0 vocabulary.
+        config: the SCOS settings used.
+        source_fingerprint: fingerprint of the original graph.
+    """
+
+    mapping: np.ndarray
+    kg: KnowledgeGraph
+    relations: Vocabulary
+    report: list[MergeRecord]
+    info_loss: float
+    rho_hat: float
+    original_relations: Vocabulary
+    config: dict[str, Any] = field(default_factory=dict)
+    source_fingerprint: str = ""
+
+    @property
+    def num_original(self) -> int:
+        return len(self.original_relations)
+
+    @property
+    def num_compressed(self) -> int:
+        return len(self.relations)
+
+    def clusters(self) -> dict[str, list[str]]:
+        """R* label -> the R0 labels it merges (every cluster, singletons included)."""
+        out: dict[str, list[str]] = {label: [] for label in self.relations.labels}
+        for r0, r in enumerate(self.mapping.tolist()):
+            out[self.relations.label(r)].append(self.original_relations.label(r0))
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "relations_before": self.num_original,
+            "relations_after": self.num_compressed,
+            "merges": len(self.report),
+            "info_loss": self.info_loss,
+            "rho_hat": self.rho_hat,
+        }
+
+    def format_report(self) -> str:
+        """Human-readable merge report."""
+        lines = [
+            f"SCOS ({self.config.get('mode', '?')}): |R0| = {self.num_original} -> "
+            f"|R*| = {self.num_compressed}, {len(self.report)} merges, "
+            f"L_info = {self.info_loss:.4f}, rho_hat = {self.rho_hat:.4f}"
+        ]
+        for m in self.report:
+            lines.append(
+                f"{m.step:4d}. {{{', '.join(m.left)}}} + {{{', '.join(m.right)}}}: "
+                f"sim {m.similarity:.4f} >= theta {m.threshold:.4f} "
+                f"(NMI {m.nmi:.3f}, Jaccard {m.jaccard:.3f}, cos {m.cosine:.3f}; "
+                f"H {m.entropy_left:.3f}/{m.entropy_right:.3f}; loss {m.loss:.4f})"
+            )
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``mapping.npy``, ``scos.json``, ``report.txt`` and ``kg/`` atomically."""
+        directory = Path(directory)
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+        try:
+            np.save(tmp / "mapping.npy", self.mapping.astype(np.int64))
+            meta = {
+                "format_version": _FORMAT_VERSION,
+                "config": self.config,
+                "original_relations": self.original_relations.labels,
+                "relations": self.relations.labels,
+                "info_loss": self.info_loss,
+                "rho_hat": self.rho_hat,
+                "merges": [m.to_json() for m in self.report],
+                "source_fingerprint": self.source_fingerprint,
+                "compressed_fingerprint": self.kg.fingerprint(),
+            }
+            (tmp / "scos.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+            (tmp / "report.txt").write_text(self.format_report(), encoding="utf-8")
+            self.kg.save(tmp / "kg")
+            if directory.exists():
+                old = directory.with_name(f".{directory.name}.old")
+                shutil.rmtree(old, ignore_errors=True)
+                directory.rename(old)
+                tmp.rename(directory)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                tmp.rename(directory)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike, mmap: bool = False) -> SCOSResult:
+        """Load a result written by :meth:`save`."""
+        directory = Path(directory)
+        meta_path = directory / "scos.json"
+        if not meta_path.is_file():
+            raise FileNotFoundError(f"{meta_path}: no saved SCOS result here")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if meta.get("format_version") != _FORMAT_VERSION:
+            raise ValueError(
+                f"{meta_path}: format_version {meta.get('format_version')!r}, expected "
+                f"{_FORMAT_VERSION}; re-run SCOS"
+            )
+        kg = KnowledgeGraph.load(directory / "kg", mmap=mmap)
+        mapping = np.load(directory / "mapping.npy")
+        original = Vocabulary(meta["original_relations"])
+        relations = Vocabulary(meta["relations"])
+        if mapping.shape != (len(original),) or kg.relations != relations:
+            raise ValueError(
+                f"{directory}: mapping.npy has shape {mapping.shape} for "
+                f"{len(original)} original relations, or kg/ relations differ from scos.json"
+            )
+        return cls(
+            mapping=mapping,
+            kg=kg,
+            relations=relations,
+            report=[MergeRecord(**m) for m in meta["merges"]],
+            info_loss=float(meta["info_loss"]),
+            rho_hat=float(meta["rho_hat"]),
+            original_relations=original,
+            config=meta["config"],
+            source_fingerprint=meta.get("source_fingerprint", ""),
+        )
+
+
+def _coerce_config(cfg: SCOSConfig | Mapping[str, Any] | None, overrides: dict) -> SCOSConfig:
+    base = cfg.to_dict() if isinstance(cfg, SCOSConfig) else dict(cfg or {})
+    base.update(overrides)
+    return SCOSConfig.from_mapping(base)
+
+
+def compress(
+    kg: KnowledgeGraph,
+    relation_embeddings: np.ndarray | None,
+    cfg: SCOSConfig | Mapping[str, Any] | None = None,
+    **overrides: Any,
+) -> SCOSResult:
+    """Run SCOS on ``kg`` (Section 2.3).
+
+    Args:
+        kg: the original graph G = (E, R0, T).
+        relation_embeddings: ``[R0, d]`` TransE relation embeddings (a tensor is accepted);
+            may be ``None`` only with ``mode="off"``.
+        cfg: :class:`SCOSConfig` or a mapping of its keys (e.g. the Hydra ``scos`` node).
+        overrides: individual keys overriding ``cfg``.
+
+    Returns:
+        :class:`SCOSResult`; with ``mode="off"`` phi is the identity and G* equals G.
+    """
+    config = _coerce_config(cfg, overrides)
+    R = kg.num_relations
+    if config.mode == "off":
+        labels = np.arange(R)
+        merges: list[MergeRecord] = []
+        total_entropy = 0.0
+    else:
+        if relation_embeddings is None:
+            raise ValueError(
+                "SCOS (scos.mode=greedy) needs TransE relation embeddings [R0, d]; "
+                "train model=transe first or use scos=off"
+            )
+        if hasattr(relation_embeddings, "detach"):
+            relation_embeddings = relation_embeddings.detach().cpu().numpy()
+        types = entity_types(kg, config.type_source, config.type_relation)
+        outcome = greedy_merge(
+            kg,
+            np.asarray(relation_embeddings, dtype=np.float64),
+            types,
+            config.weights,
+            config.theta_base,
+            config.epsilon,
+        )
+        labels, merges, total_entropy = outcome.labels, outcome.merges, outcome.total_entropy
+
+    # Canonical ids: clusters in order of their smallest original id; a cluster is named
+    # after its member with the most triples (ties: smallest id).
+    roots, mapping = np.unique(labels, return_inverse=True)
+    order = np.lexsort((np.arange(R), -kg.relation_counts, mapping))
+    first = order[np.searchsorted(mapping[order], np.arange(len(roots)))]
+    relations = Vocabulary([kg.relations.label(int(r)) for r in first])
+    mapping = mapping.astype(np.int64)
+    compressed = kg if config.mode == "off" else kg.with_relations(mapping, relations)
+    info_loss, rho_hat = information_density(merges, total_entropy, R, len(relations))
+    return SCOSResult(
+        mapping=mapping,
+        kg=compressed,
+        relations=relations,
+        report=merges,
+        info_loss=info_loss,
+        rho_hat=rho_hat,
+        original_relations=kg.relations,
+        config=config.to_dict(),
+        source_fingerprint=kg.fingerprint(),
+    )

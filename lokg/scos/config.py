@@ -1,0 +1,77 @@
+"""SCOS settings (Table 3) with validation at construction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+__all__ = ["MODES", "TYPE_SOURCES", "SCOSConfig"]
+
+#: ``greedy``: Section 2.3's greedy hierarchical merging; ``off``: identity mapping (ablation
+#: "w/o SCOS").
+MODES = ("greedy", "off")
+#: Where entity types for the NMI term of Eq. (3) come from (see :mod:`lokg.scos.entity_types`).
+TYPE_SOURCES = ("auto", "attributes", "relation", "signature")
+
+
+@dataclass
+class SCOSConfig:
+    """Hyper-parameters of SCOS (paper Table 3 values as defaults).
+
+    Args:
+        mode: one of :data:`MODES`.
+        weights: fusion weights ``(w1, w2, w3)`` of Eq. (3) for NMI, Jaccard and cosine.
+        theta_base: base threshold of Eq. (5).
+        epsilon: adaptive coefficient of Eq. (5).
+        type_source: one of :data:`TYPE_SOURCES`.
+        type_relation: label of a relation whose tail is an entity's type (``type_source``
+            ``relation``, or ``auto`` when the graph has no type attribute).
+    """
+
+    mode: str = "greedy"
+    weights: tuple[float, float, float] = (0.40, 0.30, 0.30)
+    theta_base: float = 0.75
+    epsilon: float = 0.15
+    type_source: str = "auto"
+    type_relation: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"scos.mode={self.mode!r} is not one of {list(MODES)}")
+        if self.type_source not in TYPE_SOURCES:
+            raise ValueError(
+                f"scos.type_source={self.type_source!r} is not one of {list(TYPE_SOURCES)}"
+            )
+        weights = tuple(float(w) for w in self.weights)
+        if len(weights) != 3 or any(w < 0 for w in weights) or sum(weights) <= 0:
+            raise ValueError(
+                f"scos.weights must be three non-negative numbers (w1, w2, w3), got {self.weights}"
+            )
+        self.weights = weights  # type: ignore[assignment]
+        if not 0.0 < self.theta_base <= 1.0:
+            raise ValueError(f"scos.theta_base must be in (0, 1], got {self.theta_base}")
+        if self.epsilon < 0:
+            raise ValueError(f"scos.epsilon must be >= 0, got {self.epsilon}")
+        if self.type_source == "relation" and not self.type_relation:
+            raise ValueError(
+                "scos.type_source=relation needs scos.type_relation (a relation label)"
+            )
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any] | None) -> SCOSConfig:
+        """Build from a plain mapping (e.g. a Hydra node); ``_target_`` is ignored."""
+        values = dict(values or {})
+        values.pop("_target_", None)
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(k for k in values if k not in known)
+        if unknown:
+            raise ValueError(f"unknown scos keys {unknown}; allowed: {known}")
+        if "weights" in values:
+            values["weights"] = tuple(values["weights"])
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["weights"] = list(self.weights)
+        return data
