@@ -1,0 +1,233 @@
+"""The encoders (ITTC, naive, truncate): exact text, exact count, never above B."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hydra.utils import instantiate
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from omegaconf import OmegaConf
+
+from lokg.ittc import Encoder, ITTCEncoder, NaiveEncoder, TruncateEncoder
+from lokg.ittc.render import GRANULARITIES
+from lokg.kg.graph import KnowledgeGraph
+from lokg.tokens import count_tokens
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "encoder"
+
+
+def test_naive_output_below_activation_ratio_has_tcr_exactly_one(fb_kg):
+    ctx = ITTCEncoder(budget=2048).encode(fb_kg, range(fb_kg.num_triples))
+    naive = NaiveEncoder().encode(fb_kg, range(fb_kg.num_triples))
+    assert ctx.solver == "naive"
+    assert ctx.text == naive.text
+    assert ctx.num_tokens == ctx.naive_tokens == count_tokens(ctx.text)
+    assert ctx.tcr == 1.0
+    assert ctx.granularity == ("naive",) * fb_kg.num_triples
+
+
+def test_mckp_activates_above_activation_ratio(fb_kg):
+    enc = ITTCEncoder(budget=2048)
+    t_naive = enc.encode(fb_kg, range(12)).naive_tokens
+    budget = int(t_naive / 0.7) - 1  # T_naive > 0.7 B
+    ctx = enc.encode(fb_kg, range(12), budget=budget)
+    assert ctx.solver == "dp"
+    assert ctx.order == enc.encoding_order(fb_kg).order
+    assert ctx.num_tokens == count_tokens(ctx.text) <= budget
+    assert len(ctx.dropped) == 0
+    # the text is the chosen renderings, line by line, in candidate order
+    lines = ctx.text.splitlines(keepends=True)
+    assert len(lines) == 12
+    for line, t, g in zip(lines, ctx.triples, ctx.granularity, strict=True):
+        assert line == enc.renderer.line(fb_kg, t, ctx.order, g)
+
+
+def test_context_count_is_sum_of_line_costs(fb_kg):
+    # with cl100k, the count of the joined text equals the MCKP's summed costs c(t, k)
+    enc = ITTCEncoder()
+    order = enc.encoding_order(fb_kg).order
+    for g in GRANULARITIES:
+        lines = enc.renderer.lines(fb_kg, fb_kg.triples_np, order, g)
+        assert count_tokens("".join(lines)) == sum(count_tokens(x) for x in lines)
+
+
+def test_budget_between_compact_and_verbose_mixes_granularities(fb_kg):
+    enc = ITTCEncoder(activation_ratio=0.0)  # always run the MCKP
+    order = enc.encoding_order(fb_kg).order
+    cost = {
+        g: count_tokens("".join(enc.renderer.lines(fb_kg, fb_kg.triples_np, order, g)))
+        for g in GRANULARITIES
+    }
+    budget = (cost["compact"] + cost["verbose"]) // 2
+    ctx = enc.encode(fb_kg, range(12), budget=budget)
+    assert ctx.solver == "dp" and ctx.num_tokens <= budget
+    counts = ctx.granularity_counts()
+    assert counts["dropped"] == 0
+    assert counts["compact"] < 12 and counts["verbose"] < 12
+
+
+def test_query_boost_buys_the_verbose_form(hand_kg):
+    # two born_in triples of equal H(r); only the boosted one can afford verbose
+    enc = ITTCEncoder(activation_ratio=0.0)  # always run the MCKP
+    cands = [("cat", "born_in", "y_city"), ("bob", "born_in", "x_town")]
+    order = enc.encoding_order(hand_kg).order
+    ids = [(hand_kg.entities[h], hand_kg.relations[r], hand_kg.entities[t]) for h, r, t in cands]
+    c = {
+        g: [count_tokens(enc.renderer.line(hand_kg, t, order, g)) for t in ids]
+        for g in GRANULARITIES
+    }
+    budget = c["verbose"][1] + c["compact"][0]
+    assert budget < c["verbose"][0] + c["verbose"][1]
+    ctx = enc.encode(hand_kg, cands, budget=budget, query_entities=["bob"])
+    assert ctx.granularity[1] == "verbose"
+    ctx = enc.encode(
+        hand_kg, cands, budget=c["verbose"][0] + c["compact"][1], candidate_entities=["cat"]
+    )
+    assert ctx.granularity[0] == "verbose"
+
+
+def test_infeasible_drops_lowest_value_triples_first(hand_kg):
+    # likes has H = 0, so (ann, likes, bob) has value 0 and is dropped before any born_in
+    enc = ITTCEncoder()
+    cands = [
+        ("ann", "likes", "bob"),
+        ("cat", "born_in", "y_city"),
+        ("ann", "born_in", "x_town"),
+    ]
+    order = enc.encoding_order(hand_kg).order
+    compact = [
+        count_tokens(enc.renderer.line(hand_kg, t, order, "compact"))
+        for t in enc.encode(hand_kg, cands, budget=10**4).triples
+    ]
+    budget = compact[1] + compact[2]  # room for two compact triples only
+    ctx = enc.encode(hand_kg, cands, budget=budget, query_entities=["ann"])
+    assert ctx.num_tokens <= budget
+    assert ctx.dropped.tolist() == [
+        [hand_kg.entities["ann"], hand_kg.relations["likes"], hand_kg.entities["bob"]]
+    ]
+    # among equal values, the lower retrieval score goes first
+    tie = [("cat", "born_in", "y_city"), ("bob", "born_in", "x_town")]
+    one = min(compact[1], compact[2])
+    ctx = enc.encode(hand_kg, tie, budget=one + 1, scores=[0.1, 0.9])
+    assert ctx.dropped.tolist() == [
+        [hand_kg.entities["cat"], hand_kg.relations["born_in"], hand_kg.entities["y_city"]]
+    ]
+
+
+def test_zero_budget_and_empty_candidates(hand_kg):
+    enc = ITTCEncoder()
+    ctx = enc.encode(hand_kg, range(4), budget=0)
+    assert ctx.text == "" and ctx.num_tokens == 0 and len(ctx.dropped) == 4
+    empty = enc.encode(hand_kg, [])
+    assert empty.text == "" and empty.solver == "empty" and empty.tcr == 1.0
+
+
+def test_candidate_forms_are_equivalent_and_deduplicated(hand_kg):
+    enc = ITTCEncoder(budget=64)
+    by_id = enc.encode(hand_kg, [0, 1, 2, 3, 1])
+    by_tensor = enc.encode(hand_kg, torch.as_tensor(hand_kg.triples_np))
+    by_label = enc.encode(hand_kg, [hand_kg.labeled(i) for i in range(4)])
+    assert by_id.text == by_tensor.text == by_label.text
+    assert len(by_id.triples) == 4
+
+
+class _SuperAdditive:
+    """A tokenizer whose count of a joined text exceeds the sum of its lines' counts."""
+
+    name = "superadditive"
+
+    def count(self, text):
+        return len(text.split()) + text.count("\n") ** 2
+
+    def count_many(self, texts):
+        return np.array([self.count(t) for t in texts], dtype=np.int64)
+
+
+def test_repair_keeps_the_budget_with_a_non_additive_tokenizer(fb_kg):
+    enc = ITTCEncoder(activation_ratio=0.0)
+    enc.tokenizer = _SuperAdditive()
+    ctx = enc.encode(fb_kg, range(12), budget=80)
+    assert ctx.repaired
+    assert ctx.num_tokens == enc.tokenizer.count(ctx.text) <= 80
+
+
+def test_truncate_keeps_a_prefix_and_naive_does_not_cut(fb_kg):
+    naive = NaiveEncoder(budget=40).encode(fb_kg, range(12))
+    assert naive.over_budget and naive.tcr == 1.0
+    trunc = TruncateEncoder(budget=40).encode(fb_kg, range(12))
+    assert trunc.num_tokens <= 40
+    assert naive.text.startswith(trunc.text)
+    assert len(trunc.triples) + len(trunc.dropped) == 12
+    # with scores, the best-scored lines are kept first
+    scores = np.arange(12, dtype=float)  # last candidate best
+    best = TruncateEncoder(budget=40).encode(fb_kg, range(12), scores=scores)
+    assert best.triples[0].tolist() == fb_kg.triples_np[11].tolist()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"order": "spo"}, r"order 'spo' is not one of \['entropy', 'sro'"),
+        ({"betas": (0.5, 1.0)}, r"betas must have 3 entries"),
+        ({"lambda_boost": 0.0}, r"lambda_boost must be >= 1"),
+        ({"activation_ratio": 1.5}, r"activation_ratio must be in \[0, 1\]"),
+        ({"budget": -5}, r"budget must be a non-negative integer"),
+        ({"tokenizer_backend": "spm"}, r"backend 'spm' is not one of"),
+    ],
+)
+def test_bad_options(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ITTCEncoder(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("candidates", "kwargs", "match"),
+    [
+        ([("ann", "likes", "zed")], {}, r"labelled candidate .*unknown label 'zed'"),
+        ([7], {}, r"candidate triple ids must be in \[0, 4\)"),
+        ([0, 1], {"scores": [1.0]}, r"scores has 1 entries, expected one per candidate \(2\)"),
+        ([0], {"query_entities": ["nobody"]}, r"query_entities: unknown entity label 'nobody'"),
+        ([0], {"budget": 1.5}, r"budget must be a non-negative integer"),
+    ],
+)
+def test_bad_input(hand_kg, candidates, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ITTCEncoder().encode(hand_kg, candidates, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["ittc", "naive", "truncate"])
+def test_configs_instantiate(name):
+    enc = instantiate(OmegaConf.load(CONFIGS / f"{name}.yaml"))
+    assert isinstance(enc, Encoder) and enc.name == name and enc.budget == 2048
+    if name == "ittc":
+        assert enc.betas == (0.5, 0.8, 1.0)
+        assert enc.lambda_boost == 3.0 and enc.activation_ratio == 0.7
+        assert enc.dp_max_budget == 4096 and enc.order == "entropy"
+
+
+_NAMES = st.sampled_from(["ann", "bob", "Los_Angeles", "x", "Kenneth_Peach", "the_united_kingdom"])
+_RELS = st.sampled_from(["born_in", "__people__person__spouse", "likes", "a.b.c_d", "r"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    triples=st.lists(st.tuples(_NAMES, _RELS, _NAMES), min_size=1, max_size=25),
+    data=st.data(),
+)
+def test_property_context_never_exceeds_budget(triples, data):
+    kg = KnowledgeGraph.from_labeled_triples(triples)
+    n = kg.num_triples
+    cands = data.draw(st.lists(st.integers(0, n - 1), max_size=2 * n))
+    budget = data.draw(st.integers(0, 300))
+    boost = data.draw(st.sets(st.integers(0, kg.num_entities - 1), max_size=3))
+    ratio = data.draw(st.sampled_from([0.0, 0.7, 1.0]))
+    dp_max = data.draw(st.sampled_from([0, 4096]))  # 0: the greedy path
+    for enc in (
+        ITTCEncoder(activation_ratio=ratio, dp_max_budget=dp_max),
+        TruncateEncoder(),
+    ):
+        ctx = enc.encode(kg, cands, budget=budget, query_entities=boost)
+        assert ctx.num_tokens == count_tokens(ctx.text) <= budget
+        assert len(ctx.triples) + len(ctx.dropped) == len({tuple(kg.triples_np[i]) for i in cands})
