@@ -165,7 +165,7 @@ class KnowledgeGraph:
     ):
         if isinstance(triples, torch.Tensor):
             triples = triples.detach().cpu().numpy()
-        triples = np.asarray(triples)
+        triples = np.asanyarray(triples)  # keeps np.memmap
         if triples.ndim != 2 or triples.shape[1] != 3:
             raise ValueError(f"triples must have shape [T, 3], got {list(triples.shape)}")
         if triples.dtype != np.int64:

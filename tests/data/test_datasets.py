@@ -1,0 +1,214 @@
+"""Datasets through the DataModule: PathQuestion counts, RoG format, evidence sets, custom."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from lokg.data import (
+    CustomSource,
+    EvidenceSource,
+    KGQADataModule,
+    PathQuestionSource,
+    RoGSource,
+)
+from lokg.kg.io import DataFormatError
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+ROG_MINI = FIXTURES / "rog_mini"
+
+
+def prepared(source, tmp_path, **kw) -> KGQADataModule:
+    dm = KGQADataModule(source, artifacts_dir=str(tmp_path / "artifacts"), **kw)
+    dm.prepare_data()
+    dm.setup("fit")
+    return dm
+
+
+# counts from lokg/resources/data/pathquestion/SOURCE.txt
+@pytest.mark.parametrize(
+    ("variant", "triples", "entities", "relations", "questions"),
+    [
+        ("PQ-2H", 1211, 1056, 13, 1908),
+        ("PQ-3H", 2839, 1836, 13, 5198),
+        ("PQL-2H", 4247, 5034, 363, 1594),
+        ("PQL-3H", 5597, 6505, 411, 1031),
+    ],
+)
+def test_pathquestion_matches_source_counts(
+    tmp_path, variant, triples, entities, relations, questions
+):
+    dm = prepared(PathQuestionSource(variant), tmp_path)
+    s = dm.summary()
+    assert (s["triples"], s["entities"], s["relations"]) == (triples, entities, relations)
+    assert sum(s["questions"].values()) == questions
+    assert abs(s["questions"]["test"] - questions / 10) < 0.02 * questions
+    q = dm.questions["test"][0]
+    assert q.topic_entities[0] == q.gold_path[0][0]
+    for h, r, t in q.gold_path:  # every gold triple is in the KB
+        tid = dm.kg.out_triples(dm.kg.entities[h])
+        assert (h, r, t) in [dm.kg.labeled(i) for i in tid]
+
+
+def test_prepare_once_then_reuse_and_split_recorded(tmp_path):
+    dm = prepared(PathQuestionSource("PQ-2H"), tmp_path)
+    d = dm.artifact_dir
+    split = json.loads((d / "split.json").read_text())
+    assert split["seed"] == 0 and split["group_by"] == "path"
+    assert split["ids"]["test"] == [q.id for q in dm.questions["test"]]
+    mtime = (d / "stats.json").stat().st_mtime_ns
+    again = prepared(PathQuestionSource("PQ-2H"), tmp_path)
+    assert again.artifact_dir == d and (d / "stats.json").stat().st_mtime_ns == mtime
+    other = prepared(PathQuestionSource("PQ-2H"), tmp_path, split_seed=1)
+    assert other.artifact_dir != d
+
+
+def test_failed_preparation_leaves_nothing_behind(tmp_path):
+    bad = tmp_path / "kg.tsv"
+    bad.write_text("a\tr\tb\nbroken line\n")
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": 1, "question": "x?", "answers": ["b"], "topic_entities": ["a"]}\n')
+    dm = KGQADataModule(CustomSource("c", str(bad), str(q)), artifacts_dir=str(tmp_path / "art"))
+    with pytest.raises(DataFormatError, match="kg.tsv:2"):
+        dm.prepare_data()
+    assert not (tmp_path / "art").exists() or not any((tmp_path / "art").rglob("*.json"))
+
+
+def test_triple_and_question_loaders(tmp_path):
+    dm = prepared(PathQuestionSource("PQ-2H"), tmp_path, items="triples", batch_size=64)
+    batch = next(iter(dm.train_dataloader()))
+    assert batch.dtype == torch.int64 and tuple(batch.shape) == (64, 3)
+    assert len(dm.train_triples) + len(dm.val_triples) == dm.kg.num_triples
+    assert len(dm.val_triples) == round(0.05 * dm.kg.num_triples)
+    assert dm.model_kwargs() == {"num_entities": 1056, "num_relations": 13}
+    dm.items = "questions"
+    qbatch = next(iter(dm.val_dataloader()))
+    assert len(qbatch) == 64 and qbatch[0] == dm.questions["val"][0]
+    assert dm.question_graph(qbatch[0].id) is dm.kg
+
+
+def test_bad_datamodule_options(tmp_path):
+    with pytest.raises(
+        ValueError, match=r"data.items='pairs'; expected one of \('questions', 'triples'\)"
+    ):
+        KGQADataModule(PathQuestionSource("PQ-2H"), items="pairs")
+    with pytest.raises(ValueError, match="data.source.variant='PQ-4H'; expected one of"):
+        PathQuestionSource("PQ-4H")
+    with pytest.raises(RuntimeError, match="call prepare_data"):
+        KGQADataModule(PathQuestionSource("PQ-2H")).model_kwargs()
+
+
+# ----------------------------------------------------------------------------- RoG format
+def rog_files(root: Path) -> dict[str, str]:
+    return {s: str(root / f"{s}.jsonl") for s in ("train", "val", "test")}
+
+
+def test_rog_fixture_gives_one_subgraph_per_question(tmp_path):
+    dm = prepared(RoGSource("rog_mini", files=rog_files(ROG_MINI)), tmp_path)
+    assert {s: len(v) for s, v in dm.questions.items()} == {"train": 6, "val": 2, "test": 3}
+    rows = [json.loads(line) for line in (ROG_MINI / "test.jsonl").read_text().splitlines()]
+    for row in rows:
+        g = dm.question_graph(row["id"])
+        assert sorted(g.labeled(i) for i in range(g.num_triples)) == sorted(
+            map(tuple, row["graph"])
+        )
+        assert g.relations is dm.kg.relations  # one relation vocabulary for every subgraph
+        assert row["q_entity"][0] in g.entities
+    q = dm.questions["test"][1]
+    assert q.answers == tuple(rows[1]["answer"]) and q.topic_entities == tuple(rows[1]["q_entity"])
+
+
+def test_rog_parquet_equals_jsonl(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    files = {}
+    for split, path in rog_files(ROG_MINI).items():
+        rows = [json.loads(line) for line in Path(path).read_text().splitlines()]
+        out = tmp_path / f"{split}.parquet"
+        pq.write_table(pa.Table.from_pylist(rows), out)
+        files[split] = str(out)
+    a = prepared(RoGSource("rog_pq", files=files), tmp_path / "a")
+    b = prepared(RoGSource("rog_js", files=rog_files(ROG_MINI)), tmp_path / "b")
+    assert a.questions == b.questions
+    assert a.kg.num_triples == b.kg.num_triples
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (
+            {"id": "x", "question": "q", "answer": ["a"], "q_entity": ["a"]},
+            "missing RoG field(s) ['graph']",
+        ),
+        (
+            {"id": "x", "question": "q", "answer": "a", "q_entity": ["a"], "graph": []},
+            "'answer' must be a list",
+        ),
+        (
+            {"id": "x", "question": "q", "answer": [], "q_entity": [], "graph": []},
+            "'q_entity' is empty",
+        ),
+        (
+            {"id": "x", "question": "q", "answer": [], "q_entity": ["a"], "graph": [["a", "r"]]},
+            "'graph' must be",
+        ),
+    ],
+)
+def test_rog_malformed_rows(tmp_path, row, message):
+    p = tmp_path / "test.jsonl"
+    p.write_text(json.dumps(row) + "\n")
+    dm = KGQADataModule(RoGSource("bad", files={"test": str(p)}), artifacts_dir=str(tmp_path))
+    with pytest.raises(DataFormatError) as err:
+        dm.prepare_data()
+    assert str(err.value).startswith(f"{p}:1: ") and message in str(err.value)
+
+
+def test_rog_duplicate_id_across_splits(tmp_path):
+    for split in ("train", "test"):
+        shutil.copy(ROG_MINI / "val.jsonl", tmp_path / f"{split}.jsonl")
+    src = RoGSource("dup", files={s: str(tmp_path / f"{s}.jsonl") for s in ("train", "test")})
+    with pytest.raises(
+        DataFormatError, match="duplicate id 'rogmini-val-400' \\(also in split 'train'\\)"
+    ):
+        src.load()
+
+
+def test_rog_unknown_split_key():
+    with pytest.raises(
+        ValueError, match=r"split\(s\) \['dev'\]; expected \['train', 'val', 'test'\]"
+    ):
+        RoGSource("x", files={"dev": "a.jsonl"})
+
+
+# ----------------------------------------------------------------------------- evidence + custom
+def test_evidence_sets_are_labelled_as_not_the_paper_setting(tmp_path):
+    dm = prepared(EvidenceSource("webqsp"), tmp_path)
+    s = dm.summary()
+    assert s["dataset"] == "webqsp_evidence" and s["paper_setting"] is False
+    assert s["questions"] == {"train": 0, "val": 0, "test": 1639}
+    first = dm.questions["test"][0]
+    assert first.id == "WebQTest-1198" and "Immanuel Kant" in first.answers
+    assert dm.question_graph(first.id).num_triples > 0
+    with pytest.raises(ValueError, match="expected one of \\['webqsp', 'cwq'\\]"):
+        EvidenceSource("freebase")
+
+
+def test_custom_dataset_bring_your_own_kg(tmp_path):
+    kg = tmp_path / "kg.csv"
+    kg.write_text("subject,predicate,object\nparis,capital_of,france\nberlin,capital_of,germany\n")
+    q = tmp_path / "q.jsonl"
+    lines = [
+        {"id": i, "question": f"capital of {c}?", "answers": [a], "topic_entities": [c]}
+        for i, (a, c) in enumerate([("paris", "france"), ("berlin", "germany")] * 10)
+    ]
+    q.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    dm = prepared(CustomSource("mine", str(kg), str(q)), tmp_path)
+    assert dm.summary()["triples"] == 2
+    assert sum(len(v) for v in dm.questions.values()) == 20
+    with pytest.raises(ValueError, match="exactly one of questions_path or split_paths"):
+        CustomSource("mine", str(kg))
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        CustomSource("mine", str(tmp_path / "none.tsv"), str(q)).fingerprint()

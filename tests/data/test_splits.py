@@ -1,0 +1,85 @@
+"""The hashed split: deterministic, order-independent, grouped by gold path."""
+
+import hashlib
+import json
+
+import pytest
+
+from lokg.data.splits import split_questions
+from lokg.typing import Question
+
+
+def make(n_paths=200, paraphrases=3):
+    qs = []
+    for p in range(n_paths):
+        path = ((f"e{p}", "r", f"a{p}"),)
+        for k in range(paraphrases):
+            qs.append(
+                Question(f"q{p}-{k}", f"question {k} about e{p}", (f"a{p}",), (f"e{p}",), path)
+            )
+    return qs
+
+
+def ids(split):
+    return {s: [q.id for q in qs] for s, qs in split.items()}
+
+
+def test_same_seed_same_split_regardless_of_input_order():
+    qs = make()
+    a = split_questions(qs, seed=3)
+    b = split_questions(list(reversed(qs)), seed=3)
+    assert {s: sorted(v) for s, v in ids(a).items()} == {s: sorted(v) for s, v in ids(b).items()}
+
+
+def test_split_follows_the_documented_sha256_rule():
+    # groups ranked by sha256(f"{seed}:{json gold path}"); 20 groups -> 16 / 2 / 2
+    qs = make(n_paths=20, paraphrases=1)
+    rank = sorted(
+        qs,
+        key=lambda q: hashlib.sha256(
+            f"0:{json.dumps([list(t) for t in q.gold_path])}".encode()
+        ).hexdigest(),
+    )
+    split = split_questions(qs, seed=0)
+    assert sorted(q.id for q in split["val"]) == sorted(q.id for q in rank[16:18])
+    assert sorted(q.id for q in split["test"]) == sorted(q.id for q in rank[18:])
+    # and it is pinned: artifacts and results keyed by these ids must never move
+    assert sorted(q.id for q in split["test"]) == ["q19-0", "q7-0"]
+
+
+def test_ratios_are_respected_and_nothing_is_lost():
+    qs = make()
+    split = split_questions(qs, (0.8, 0.1, 0.1), seed=0)
+    sizes = {s: len(v) for s, v in split.items()}
+    assert sum(sizes.values()) == len(qs)
+    assert abs(sizes["train"] - 480) <= 3 and abs(sizes["test"] - 60) <= 3
+
+
+def test_paraphrases_of_one_path_stay_together():
+    split = split_questions(make(), seed=1, group_by="path")
+    where = {q.id: s for s, qs in split.items() for q in qs}
+    for p in range(200):
+        assert len({where[f"q{p}-{k}"] for k in range(3)}) == 1
+
+
+def test_question_level_split_separates_paraphrases():
+    split = split_questions(make(), seed=1, group_by="question")
+    where = {q.id: s for s, qs in split.items() for q in qs}
+    assert any(len({where[f"q{p}-{k}"] for k in range(3)}) > 1 for p in range(200))
+
+
+def test_different_seed_different_split():
+    assert ids(split_questions(make(), seed=0)) != ids(split_questions(make(), seed=1))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"ratios": (0.5, 0.5)}, "expected three non-negative numbers summing to 1"),
+        ({"ratios": (0.9, 0.2, -0.1)}, "expected three non-negative numbers"),
+        ({"group_by": "topic"}, "expected one of ('path', 'question')"),
+    ],
+)
+def test_bad_split_settings(kwargs, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        split_questions(make(5, 1), **kwargs)

@@ -1,0 +1,121 @@
+"""KnowledgeGraph: vocabularies, CSR adjacency and the paper's statistics by hand."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from lokg.kg import KnowledgeGraph, Vocabulary
+
+# A tiny graph where every number below can be checked with pencil and paper.
+#   born_in: a->x, b->x, c->y            tails x (2 subjects), y (1)
+#   likes:   a->b, a->c, b->c, c->a      tails b (1), c (2), a (1)
+TRIPLES = [
+    ("a", "born_in", "x"),
+    ("b", "born_in", "x"),
+    ("c", "born_in", "y"),
+    ("a", "likes", "b"),
+    ("a", "likes", "c"),
+    ("b", "likes", "c"),
+    ("c", "likes", "a"),
+]
+
+
+@pytest.fixture
+def kg() -> KnowledgeGraph:
+    return KnowledgeGraph.from_labeled_triples(TRIPLES, name="tiny")
+
+
+def test_vocabularies_are_sorted_and_triples_ordered_head_relation_tail(kg):
+    assert kg.entities.labels == ["a", "b", "c", "x", "y"]
+    assert kg.relations.labels == ["born_in", "likes"]
+    assert kg.triples.dtype == torch.int64 and tuple(kg.triples.shape) == (7, 3)
+    assert [kg.labeled(i) for i in range(kg.num_triples)] == TRIPLES
+
+
+def test_vocabulary_rejects_duplicates_and_names_unknown_labels():
+    with pytest.raises(ValueError, match="'a' appears twice"):
+        Vocabulary(["a", "b", "a"])
+    with pytest.raises(KeyError, match="unknown label 'z'"):
+        Vocabulary(["a"])["z"]
+
+
+def test_tail_entropy_eq4_by_hand(kg):
+    # born_in: p(x)=2/3, p(y)=1/3 ; likes: p(b)=1/4, p(c)=2/4, p(a)=1/4
+    h_born = -(2 / 3 * math.log(2 / 3) + 1 / 3 * math.log(1 / 3))
+    h_likes = -(2 * 0.25 * math.log(0.25) + 0.5 * math.log(0.5))
+    np.testing.assert_allclose(kg.relation_tail_entropy, [h_born, h_likes])
+
+
+def test_tail_entropy_counts_duplicate_triples_once():
+    dup = KnowledgeGraph.from_labeled_triples([*TRIPLES, ("a", "born_in", "x")])
+    ref = KnowledgeGraph.from_labeled_triples(TRIPLES)
+    np.testing.assert_allclose(dup.relation_tail_entropy, ref.relation_tail_entropy)
+    assert dup.num_triples == 8 and len(dup.unique_triples()) == 7
+
+
+def test_degrees_and_incoming_relation_diversity(kg):
+    e = kg.entities
+    # in-edges: a<-c(likes); b<-a(likes); c<-a,b(likes); x<-a,b(born_in); y<-c(born_in)
+    assert kg.in_degree[[e["a"], e["b"], e["c"], e["x"], e["y"]]].tolist() == [1, 1, 2, 2, 1]
+    assert kg.out_degree[[e["a"], e["b"], e["c"], e["x"], e["y"]]].tolist() == [3, 2, 2, 0, 0]
+    assert kg.in_relation_count.tolist() == [1, 1, 1, 1, 1]
+    np.testing.assert_allclose(kg.in_relation_diversity, [0.5] * 5)  # 1 of |R| = 2
+
+
+def test_direction_and_parallel_edges_are_kept():
+    g = KnowledgeGraph.from_labeled_triples([("a", "r1", "b"), ("a", "r2", "b")])
+    assert g.num_triples == 2
+    assert g.out_triples(g.entities["a"]).tolist() == [0, 1]
+    assert g.in_triples(g.entities["a"]).tolist() == []
+    assert g.edge_index.tolist() == [[0, 0], [1, 1]] and g.edge_type.tolist() == [0, 1]
+
+
+def test_csr_lists_exactly_each_entitys_edges(kg):
+    for ent in range(kg.num_entities):
+        outs = sorted(i for i, t in enumerate(kg.triples_np) if t[0] == ent)
+        ins = sorted(i for i, t in enumerate(kg.triples_np) if t[2] == ent)
+        assert sorted(kg.out_triples(ent).tolist()) == outs
+        assert sorted(kg.in_triples(ent).tolist()) == ins
+
+
+def test_save_load_roundtrip_with_mmap(kg, tmp_path):
+    kg.save(tmp_path / "g")
+    loaded = KnowledgeGraph.load(tmp_path / "g", mmap=True)
+    assert isinstance(loaded.triples_np, np.memmap)
+    assert loaded.entities == kg.entities and loaded.relations == kg.relations
+    assert loaded.fingerprint() == kg.fingerprint()
+    np.testing.assert_array_equal(loaded.out_ptr, kg.out_ptr)
+    np.testing.assert_allclose(loaded.relation_tail_entropy, kg.relation_tail_entropy)
+    kg.save(tmp_path / "g")  # overwriting replaces atomically, no leftovers
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+
+
+def test_load_names_missing_directory(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no saved KnowledgeGraph"):
+        KnowledgeGraph.load(tmp_path)
+
+
+def test_out_of_range_ids_are_rejected():
+    with pytest.raises(ValueError, match="out of range"):
+        KnowledgeGraph.from_ids(np.array([[0, 0, 5]]), num_entities=3, num_relations=1)
+    with pytest.raises(ValueError, match=r"shape \[T, 3\]"):
+        KnowledgeGraph.from_ids(np.zeros((2, 2), dtype=np.int64), 3, 1)
+
+
+def test_with_relations_merges_through_phi_and_deduplicates():
+    g = KnowledgeGraph.from_labeled_triples([("a", "r1", "b"), ("a", "r2", "b"), ("b", "r3", "a")])
+    merged = g.with_relations(np.array([0, 0, 1]), Vocabulary(["r1|r2", "r3"]))
+    assert merged.entities == g.entities
+    assert [merged.labeled(i) for i in range(merged.num_triples)] == [
+        ("a", "r1|r2", "b"),
+        ("b", "r3", "a"),
+    ]
+    with pytest.raises(ValueError, match="mapping must have shape"):
+        g.with_relations(np.array([0, 1]), Vocabulary(["x", "y"]))
+
+
+def test_entity_name_falls_back_to_label_with_spaces():
+    g = KnowledgeGraph.from_labeled_triples([("ludwig_ii_of_bavaria", "parents", "max")])
+    assert g.entity_name(g.entities["ludwig_ii_of_bavaria"]) == "ludwig ii of bavaria"

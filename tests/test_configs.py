@@ -1,0 +1,91 @@
+"""The real Hydra configs compose, validate and instantiate (template tests/test_configs.py)."""
+
+from pathlib import Path
+
+import hydra
+import pytest
+import torch
+from hydra.errors import ConfigCompositionException
+
+from lokg.train import run
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONFIGS / group).glob("*.yaml") if not p.stem.startswith("_"))
+
+
+@pytest.mark.parametrize("name", ["train", "evaluate"])
+def test_top_level_composes_with_paper_budget(make_cfg, name):
+    cfg = make_cfg(name)
+    assert cfg.data.source.variant == "PQ-2H"
+    if name == "evaluate":
+        assert cfg.budget == 2048  # Table 3/4: token budget B
+
+
+@pytest.mark.parametrize("data", options("data"))
+def test_every_data_option_composes(make_cfg, data):
+    cfg = make_cfg("train", [f"data={data}"])
+    assert cfg.data._target_ == "lokg.data.KGQADataModule"
+
+
+@pytest.mark.parametrize(
+    "data", ["pq2h", "pq3h", "pql2h", "pql3h", "webqsp_evidence", "cwq_evidence"]
+)
+def test_offline_data_options_instantiate(make_cfg, data):
+    dm = hydra.utils.instantiate(make_cfg("train", [f"data={data}"]).data)
+    assert dm.source.name.startswith(data.split("_")[0][:3])
+
+
+@pytest.mark.parametrize(
+    ("group", "option"),
+    [(g, o) for g in ("trainer", "logger", "callbacks", "debug", "experiment") for o in options(g)],
+)
+def test_every_group_option_composes(make_cfg, group, option):
+    cfg = make_cfg("train", [f"{group}={option}"])
+    if group == "trainer" and (option != "gpu" or torch.cuda.is_available()):
+        trainer = hydra.utils.instantiate(cfg.trainer, logger=False, enable_checkpointing=False)
+        assert trainer.max_epochs >= 1
+
+
+def test_logger_and_callback_groups_instantiate(make_cfg, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    cfg = make_cfg("train", ["logger=many"])
+    from lokg.train import instantiate_list
+
+    loggers = instantiate_list(cfg.logger)
+    assert sorted(type(x).__name__ for x in loggers) == ["CSVLogger", "WandbLogger"]
+    assert cfg.logger.wandb.offline is True
+    (cb,) = instantiate_list(cfg.callbacks)
+    assert type(cb).__name__ == "ModelCheckpoint"
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("epochs=3", "Key 'epochs' not in 'TrainConfig'"),
+        ("seed=abc", "Value 'abc' of type 'str' could not be converted to Integer"),
+        ("data=pq9h", "Could not find 'data/pq9h'"),
+    ],
+)
+def test_bad_overrides_fail_clearly(make_cfg, override, message):
+    with pytest.raises(ConfigCompositionException) as err:
+        make_cfg("train", [override])
+    chain = f"{err.value} {err.value.__cause__}"
+    assert message in chain
+
+
+def test_train_without_model_prints_dataset_statistics(make_cfg, capsys):
+    result = run(make_cfg("train", ["experiment=pq2h_stats"]))
+    out = capsys.readouterr().out
+    assert result["seed"] == 0
+    assert "KG: 1,056 entities, 13 relations, 1,211 triples" in out
+    assert "questions: train 1,527 / val 189 / test 192" in out
+
+
+def test_seed_zero_is_kept_and_null_draws_one(make_cfg):
+    from lokg.train import resolve_seed
+
+    assert resolve_seed(0) == 0
+    assert isinstance(resolve_seed(None), int)
