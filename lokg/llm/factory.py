@@ -1,0 +1,34 @@
+"""Build a reader from its ``llm`` config group, surfacing LLM errors as one line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hydra.errors import InstantiationException
+from hydra.utils import instantiate
+
+from lokg.llm.errors import LLMError
+from lokg.llm.reader import ExtractiveReader, LLMReader
+
+
+def build_reader(cfg: Any) -> LLMReader | ExtractiveReader:
+    """Instantiate ``cfg`` (a ``configs/llm/*.yaml`` node).
+
+    Hydra wraps constructor errors in a multi-line ``InstantiationException``; an
+    :class:`LLMError` underneath (a missing API key, a missing local model) is re-raised
+    as itself so the user sees its one-line message before any work starts.
+    """
+    try:
+        reader = instantiate(cfg)
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        while cause is not None and not isinstance(cause, LLMError):
+            cause = cause.__cause__
+        if isinstance(cause, LLMError):
+            raise cause from None
+        raise
+    if not isinstance(reader, LLMReader | ExtractiveReader):
+        raise TypeError(
+            f"llm config built a {type(reader).__name__}; expected LLMReader or ExtractiveReader"
+        )
+    return reader

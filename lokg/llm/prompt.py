@@ -1,0 +1,75 @@
+"""The answer prompt (one template file) and the parser of its one-answer-per-line output.
+
+The paper's Appendix A (its template) is not in our copy; ``prompts/answer.txt`` is
+written in the same spirit: answer from the evidence, one answer per line, most likely
+first. It is a :class:`string.Template` with the fields ``$evidence`` and ``$question``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from importlib import resources
+from string import Template
+
+TEMPLATE_FILE = "answer.txt"
+
+
+@lru_cache(maxsize=1)
+def answer_template() -> Template:
+    """The template from ``lokg/llm/prompts/answer.txt``."""
+    text = resources.files("lokg.llm").joinpath("prompts", TEMPLATE_FILE).read_text("utf-8")
+    return Template(text)
+
+
+def render_answer_prompt(question: str, evidence: Sequence[str]) -> str:
+    """Fill the template: one evidence item per line, then the question.
+
+    Raises:
+        ValueError: the question is empty.
+    """
+    if not question or not question.strip():
+        raise ValueError("render_answer_prompt: the question text is empty")
+    lines = [e.strip() for e in evidence if e and e.strip()]
+    block = "\n".join(lines) if lines else "(no evidence retrieved)"
+    return answer_template().substitute(evidence=block, question=question.strip()).rstrip()
+
+
+def answer_messages(question: str, evidence: Sequence[str]) -> list[dict]:
+    """The chat messages of one answering call: a single user turn with the prompt."""
+    return [{"role": "user", "content": render_answer_prompt(question, evidence)}]
+
+
+# Leading list markers ("1.", "2)", "-", "*", "•") and an "Answer(s):" label.
+_MARKER = re.compile(r"^\s*(?:[-*•]+|\(?\d{1,3}[.)]|\(?[a-z][.)])(?=\s)\s*", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*(?:final\s+)?answers?\s*[:：]\s*", re.IGNORECASE)
+
+
+def parse_answers(text: str, max_answers: int | None = None) -> list[str]:
+    """Answers from a one-answer-per-line output, most likely first.
+
+    Each non-empty line is one answer after removing a list marker (``1.``, ``-``,
+    ``*``), an ``Answer:`` label, surrounding quotes and markdown emphasis, and a
+    trailing period. Exact repeats (ignoring case and spacing) are kept once, first
+    occurrence first; finer matching is the metrics' job (:mod:`lokg.eval.normalize`,
+    which this layer does not import). ``max_answers`` truncates the list.
+    """
+    answers: list[str] = []
+    seen: set[str] = set()
+    for raw in text.splitlines():
+        line = _LABEL.sub("", raw.strip())
+        line = _MARKER.sub("", line)
+        line = _LABEL.sub("", line)
+        line = line.strip().strip("*`\"'“”‘’").strip()
+        line = line.removesuffix(".").strip()
+        if not line:
+            continue
+        key = " ".join(line.casefold().split())
+        if key in seen:
+            continue
+        seen.add(key)
+        answers.append(line)
+        if max_answers is not None and len(answers) >= max_answers:
+            break
+    return answers

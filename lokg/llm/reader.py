@@ -1,0 +1,117 @@
+"""Readers: what turns a question and its evidence into a ranked answer list.
+
+:class:`LLMReader` makes one chat call with the answer prompt and parses one answer
+per line. :class:`ExtractiveReader` makes no call: its answers are the retriever's
+ranked candidates (retriever-only numbers, labelled as such in every record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from lokg.llm.accounting import CallLedger
+from lokg.llm.client import ChatClient
+from lokg.llm.prompt import answer_messages, parse_answers
+
+EXTRACTIVE_LABEL = "extractive (retriever-only, no LLM)"
+
+
+@dataclass(frozen=True)
+class ReaderOutput:
+    """One question's answers and what they cost.
+
+    Attributes:
+        answers: ranked answers, most likely first.
+        output: the raw text the answers were parsed from.
+        messages: the exact chat messages sent (empty without an LLM).
+        reader: label of the reader (``llm:<name>`` or the extractive label).
+        accounting: :meth:`CallLedger.as_dict` of the question's calls.
+    """
+
+    answers: list[str]
+    output: str
+    messages: list[dict]
+    reader: str
+    accounting: dict = field(default_factory=dict)
+
+
+class LLMReader:
+    """Single-call LLM answering over the evidence.
+
+    Args:
+        client: the chat client (any OpenAI-compatible endpoint).
+        max_answers: keep at most this many parsed answers (None keeps all).
+
+    ``answer`` raises :class:`lokg.llm.LLMCallFailed` when the call fails after its
+    retries; the run loop records the question as failed.
+    """
+
+    uses_llm = True
+
+    def __init__(self, client: ChatClient, max_answers: int | None = None) -> None:
+        if max_answers is not None and max_answers < 1:
+            raise ValueError(f"LLMReader: 'max_answers' must be >= 1 or null, got {max_answers}")
+        self.client = client
+        self.max_answers = max_answers
+
+    @property
+    def label(self) -> str:
+        return self.client.label
+
+    @property
+    def max_concurrency(self) -> int:
+        """Questions worth answering in parallel: the client's bound on in-flight requests."""
+        return self.client.max_concurrency
+
+    def __repr__(self) -> str:
+        return f"LLMReader(client={self.client!r}, max_answers={self.max_answers})"
+
+    def answer(
+        self, question: str, evidence: Sequence[str], candidates: Sequence[str] = ()
+    ) -> ReaderOutput:
+        """Ask the LLM; ``candidates`` are ignored (the LLM reads the evidence)."""
+        messages = answer_messages(question, evidence)
+        ledger = CallLedger()
+        response = self.client.chat(messages, ledger=ledger)
+        answers = parse_answers(response.text, self.max_answers)
+        return ReaderOutput(answers, response.text, messages, self.label, ledger.as_dict())
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class ExtractiveReader:
+    """No LLM: the answers are the retriever's ranked candidate answers.
+
+    Args:
+        max_answers: keep at most this many candidates (None keeps all).
+    """
+
+    uses_llm = False
+    label = EXTRACTIVE_LABEL
+    max_concurrency = 1
+
+    def __init__(self, max_answers: int | None = None) -> None:
+        if max_answers is not None and max_answers < 1:
+            raise ValueError(
+                f"ExtractiveReader: 'max_answers' must be >= 1 or null, got {max_answers}"
+            )
+        self.max_answers = max_answers
+
+    def __repr__(self) -> str:
+        return f"ExtractiveReader(max_answers={self.max_answers})"
+
+    def answer(
+        self, question: str, evidence: Sequence[str], candidates: Sequence[str] = ()
+    ) -> ReaderOutput:
+        ranked: list[str] = []
+        for c in candidates:
+            if c not in ranked:
+                ranked.append(c)
+        if self.max_answers is not None:
+            ranked = ranked[: self.max_answers]
+        return ReaderOutput(ranked, "\n".join(ranked), [], self.label, CallLedger().as_dict())
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,41 @@
+"""Readers: one LLM call per question, or the extractive (no-LLM) reader."""
+
+from __future__ import annotations
+
+import pytest
+
+from lokg.llm import EXTRACTIVE_LABEL, ChatClient, ExtractiveReader, LLMCallFailed, LLMReader
+
+
+def test_llm_reader_makes_one_call_and_parses_ranked_answers(scripted_server):
+    scripted_server.script = [("ok", "1. united_kingdom\n2. hanover")]
+    client = ChatClient("double-model", scripted_server.base_url, name="double")
+    out = LLMReader(client).answer("nationality?", ["(ernest, nationality, united_kingdom)"])
+    assert out.answers == ["united_kingdom", "hanover"]
+    assert out.reader == "llm:double"
+    assert out.accounting["calls"] == 1
+    assert out.accounting["prompt_tokens"] == 11 and out.accounting["completion_tokens"] == 3
+    assert scripted_server.requests[0]["messages"] == out.messages
+    assert "(ernest, nationality, united_kingdom)" in out.messages[0]["content"]
+
+
+def test_llm_reader_propagates_call_failure(scripted_server):
+    scripted_server.script = [("status", 503)]
+    client = ChatClient("m", scripted_server.base_url, max_attempts=2, backoff_base_s=0.0)
+    with pytest.raises(LLMCallFailed):
+        LLMReader(client).answer("q?", ["e"])
+
+
+def test_extractive_reader_returns_ranked_candidates_without_calls():
+    reader = ExtractiveReader(max_answers=2)
+    out = reader.answer("q?", ["ignored"], candidates=["b", "a", "b", "c"])
+    assert out.answers == ["b", "a"]
+    assert out.reader == EXTRACTIVE_LABEL and "no LLM" in out.reader
+    assert out.accounting["calls"] == 0 and out.messages == []
+    assert not reader.uses_llm
+
+
+@pytest.mark.parametrize("cls", [ExtractiveReader])
+def test_max_answers_must_be_positive(cls):
+    with pytest.raises(ValueError, match="max_answers"):
+        cls(max_answers=0)
