@@ -1,0 +1,180 @@
+"""Lightning wrapper around :class:`lokg.models.components.transe.TransE` (SCOS, Section 2.3).
+
+Wires the scorer to the margin loss, the negative sampler, an optimizer, the entity-norm
+constraint (re-applied after every optimizer step) and filtered link-prediction metrics
+(``val/mrr``, ``val/hits@1``, ``val/hits@10``).  Checkpoints carry the hyper-parameters,
+including the vocabulary sizes; loading a checkpoint trained on other vocabularies raises.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+from torchmetrics import MeanMetric
+
+from lokg.models.components.transe import (
+    FilterIndex,
+    NegativeSampler,
+    TransE,
+    filtered_ranks,
+)
+
+__all__ = ["TransEModule", "relation_embeddings_from_checkpoint"]
+
+_VOCAB_KEYS = ("num_entities", "num_relations", "dim")
+
+
+class TransEModule(pl.LightningModule):
+    """TransE trained with a margin ranking loss on ``[B, 3]`` triple batches.
+
+    Args:
+        num_entities: |E| (from ``dm.model_kwargs()``).
+        num_relations: |R| (from ``dm.model_kwargs()``).
+        dim: embedding dimension (paper Table 3: 64).
+        p_norm: 1 or 2.
+        margin: margin of the ranking loss.
+        negative_sampler: ``uniform`` or ``bernoulli``.
+        num_negatives: corruptions per positive.
+        optimizer: a partial optimizer ``params -> Optimizer`` (Hydra ``_partial_: true``);
+            default Adam(lr=0.01).
+
+    Triples: ``train_triples`` (for the Bernoulli statistics) and ``known_triples`` (for the
+    filtered metrics) come from the DataModule at ``setup`` (``dm.train_triples``,
+    ``dm.kg.triples``), or from :meth:`attach_triples`.
+    """
+
+    def __init__(
+        self,
+        num_entities: int,
+        num_relations: int,
+        dim: int = 64,
+        p_norm: int = 1,
+        margin: float = 1.0,
+        negative_sampler: str = "bernoulli",
+        num_negatives: int = 1,
+        optimizer: Callable[..., torch.optim.Optimizer] | None = None,
+    ):
+        super().__init__()
+        self.save_hyperparameters(logger=False)
+        self.model = TransE(num_entities, num_relations, dim, p_norm, margin)
+        self.sampler = NegativeSampler(num_entities, num_relations, negative_sampler, num_negatives)
+        self.optimizer_factory = optimizer
+        self.filter_index: FilterIndex | None = None
+        self.train_loss = MeanMetric()
+        self.val_mrr = MeanMetric()
+        self.val_hits1 = MeanMetric()
+        self.val_hits10 = MeanMetric()
+
+    # ------------------------------------------------------------------ data
+    def attach_triples(
+        self,
+        train_triples: np.ndarray | torch.Tensor | None = None,
+        known_triples: np.ndarray | torch.Tensor | None = None,
+    ) -> None:
+        """Fit the Bernoulli sampler on ``train_triples``; index ``known_triples`` (all true
+        triples, train and validation) for filtered ranking."""
+        if train_triples is not None:
+            self.sampler.fit(train_triples)
+        if known_triples is not None:
+            self.filter_index = FilterIndex(
+                known_triples, self.hparams.num_entities, self.hparams.num_relations
+            )
+
+    def setup(self, stage: str) -> None:
+        dm = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
+        if dm is None:
+            return
+        train = getattr(dm, "train_triples", None)
+        kg = getattr(dm, "kg", None)
+        known = kg.triples if kg is not None else None
+        if known is None and train is not None:
+            parts = [train, getattr(dm, "val_triples", None)]
+            known = torch.cat([torch.as_tensor(p) for p in parts if p is not None])
+        if train is not None and not bool(self.sampler.fitted):
+            self.sampler.fit(train)
+        if known is not None and self.filter_index is None:
+            self.attach_triples(known_triples=known)
+
+    # ------------------------------------------------------------------ training
+    def on_fit_start(self) -> None:
+        self.model.normalize_entities_()
+
+    def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
+        neg = self.sampler(batch)  # [B, k, 3]
+        pos_score = self.model.score(batch)  # [B]
+        neg_score = self.model.score(neg)  # [B, k]
+        loss = self.model.loss(pos_score, neg_score)
+        self.train_loss(loss)
+        self.log("train/loss", self.train_loss, on_step=False, on_epoch=True, prog_bar=True)
+        return loss
+
+    def optimizer_step(self, *args: Any, **kwargs: Any) -> None:
+        """Optimizer step, then the TransE constraint ||e||_2 = 1 on every entity."""
+        super().optimizer_step(*args, **kwargs)
+        self.model.normalize_entities_()
+
+    def validation_step(self, batch: torch.Tensor, batch_idx: int) -> None:
+        if self.filter_index is None:
+            raise RuntimeError(
+                "TransEModule has no known triples for filtered ranking: use a DataModule "
+                "with kg/train_triples or call attach_triples(known_triples=...)"
+            )
+        ranks = filtered_ranks(self.model, batch, self.filter_index).to(torch.float64)
+        self.val_mrr.update(1.0 / ranks)
+        self.val_hits1.update((ranks <= 1).to(torch.float64))
+        self.val_hits10.update((ranks <= 10).to(torch.float64))
+        self.log("val/mrr", self.val_mrr, on_step=False, on_epoch=True, prog_bar=True)
+        self.log("val/hits@1", self.val_hits1, on_step=False, on_epoch=True)
+        self.log("val/hits@10", self.val_hits10, on_step=False, on_epoch=True)
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        factory = self.optimizer_factory or functools.partial(torch.optim.Adam, lr=0.01)
+        return factory(params=self.parameters())
+
+    # ------------------------------------------------------------------ checkpoints
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """Refuse a checkpoint trained with other vocabulary sizes or dimension."""
+        saved = checkpoint.get("hyper_parameters", {})
+        for key in _VOCAB_KEYS:
+            if key in saved and saved[key] != self.hparams[key]:
+                raise ValueError(
+                    f"checkpoint was trained with {key}={saved[key]}, this model has "
+                    f"{key}={self.hparams[key]}: the vocabulary or config differs; "
+                    "retrain or use the matching data"
+                )
+
+    def relation_embeddings(self) -> np.ndarray:
+        """``[R, d]`` relation embeddings for SCOS (Eq. (3)) and the GAT (Eq. (7))."""
+        return self.model.relation.weight.detach().cpu().numpy().copy()
+
+
+def relation_embeddings_from_checkpoint(
+    path: str | os.PathLike, num_relations: int | None = None
+) -> np.ndarray:
+    """``[R, d]`` TransE relation embeddings read from a :class:`TransEModule` checkpoint.
+
+    Args:
+        path: a ``.ckpt`` written by Lightning (a trusted, locally produced file: it is
+            unpickled with ``weights_only=False`` because it carries the optimizer partial).
+        num_relations: when given, the checkpoint's R must equal it.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no TransE checkpoint here")
+    ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    state = ckpt.get("state_dict", {})
+    key = "model.relation.weight"
+    if key not in state:
+        raise ValueError(f"{path}: not a TransEModule checkpoint (no {key!r} in state_dict)")
+    emb = state[key].detach().cpu().numpy().copy()
+    if num_relations is not None and emb.shape[0] != num_relations:
+        raise ValueError(
+            f"{path}: checkpoint has {emb.shape[0]} relations, expected {num_relations}"
+        )
+    return emb

@@ -1,0 +1,243 @@
+"""TransE component and Lightning module (SCOS's learned part, Section 2.3)."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+import pytorch_lightning as pl
+import torch
+from torch.utils.data import DataLoader
+
+from lokg.kg.graph import KnowledgeGraph
+from lokg.models.components.transe import (
+    FilterIndex,
+    NegativeSampler,
+    TransE,
+    bernoulli_head_probability,
+    filtered_ranks,
+    rank_metrics,
+)
+from lokg.models.transe_module import TransEModule, relation_embeddings_from_checkpoint
+
+# A family graph: 6 entities, 3 relations, 10 triples.
+FAMILY = [
+    ("ann", "parent", "bob"),
+    ("ann", "parent", "cat"),
+    ("bob", "parent", "dan"),
+    ("cat", "parent", "eve"),
+    ("bob", "sibling", "cat"),
+    ("cat", "sibling", "bob"),
+    ("dan", "sibling", "eve"),
+    ("eve", "sibling", "dan"),
+    ("ann", "gender", "fem"),
+    ("cat", "gender", "fem"),
+]
+
+
+@pytest.fixture
+def kg() -> KnowledgeGraph:
+    return KnowledgeGraph.from_labeled_triples(FAMILY)
+
+
+def _set_weights(model: TransE, ent: list[list[float]], rel: list[list[float]]) -> None:
+    with torch.no_grad():
+        model.entity.weight.copy_(torch.tensor(ent))
+        model.relation.weight.copy_(torch.tensor(rel))
+
+
+@pytest.mark.parametrize(("p_norm", "expected"), [(1, -3.0), (2, -math.sqrt(5.0))])
+def test_score_is_minus_norm_of_translation_error(p_norm, expected):
+    model = TransE(3, 1, dim=2, p_norm=p_norm)
+    # h = (1, 0), r = (0, 2), t = (0, 0): h + r - t = (1, 2)
+    _set_weights(model, [[1.0, 0.0], [0.0, 0.0], [5.0, 5.0]], [[0.0, 2.0]])
+    score = model.score(torch.tensor([[0, 0, 1]]))
+    assert score.shape == (1,)
+    assert score.item() == pytest.approx(expected)
+    # all-tails scoring agrees with the per-triple formula
+    tails = model.score_tails(torch.tensor([0]), torch.tensor([0]))
+    heads = model.score_heads(torch.tensor([0]), torch.tensor([1]))
+    assert tails.shape == heads.shape == (1, 3)
+    for e in range(3):
+        assert tails[0, e].item() == pytest.approx(model.score(torch.tensor([[0, 0, e]])).item())
+        assert heads[0, e].item() == pytest.approx(model.score(torch.tensor([[e, 0, 1]])).item())
+
+
+def test_margin_loss_by_hand():
+    model = TransE(2, 1, dim=2, margin=1.0)
+    pos = torch.tensor([-1.0, -2.0])
+    neg = torch.tensor([[-1.5, -4.0], [-0.5, -3.5]])
+    # max(0, 1 - pos + neg): [[0.5, 0], [2.5, 0]] -> mean 0.75
+    assert model.loss(pos, neg).item() == pytest.approx(0.75)
+
+
+def test_invalid_options_are_refused_with_allowed_values():
+    with pytest.raises(ValueError, match=r"p_norm=3 is not one of \[1, 2\]"):
+        TransE(3, 1, p_norm=3)
+    with pytest.raises(ValueError, match=r"'sometimes' is not one of \['uniform', 'bernoulli'\]"):
+        NegativeSampler(3, 1, mode="sometimes")
+
+
+def test_bernoulli_probability_by_hand():
+    # relation 0: one head with three tails -> tph 3, hpt 1 -> P(corrupt head) = 3 / 4
+    # relation 1: three heads with one tail  -> tph 1, hpt 3 -> 1 / 4; relation 2 unused -> 1/2
+    triples = np.array([[0, 0, 1], [0, 0, 2], [0, 0, 3], [1, 1, 0], [2, 1, 0], [3, 1, 0]])
+    prob = bernoulli_head_probability(triples, 3)
+    np.testing.assert_allclose(prob, [0.75, 0.25, 0.5])
+
+
+def test_negative_sampler_corrupts_exactly_one_side(kg):
+    torch.manual_seed(0)
+    sampler = NegativeSampler(kg.num_entities, kg.num_relations, "bernoulli", num_negatives=4)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        sampler(kg.triples)
+    sampler.fit(kg.triples)
+    neg = sampler(kg.triples)
+    assert neg.shape == (kg.num_triples, 4, 3)
+    pos = kg.triples.unsqueeze(1).expand_as(neg)
+    assert torch.equal(neg[..., 1], pos[..., 1])
+    assert bool(((neg[..., 0] == pos[..., 0]) | (neg[..., 2] == pos[..., 2])).all())
+
+
+def test_filtered_ranks_by_hand():
+    # entities on a line: e_i = (i, 0); r = (1, 0).  Query (0, r, ?) scores -|1 - i|:
+    # entity 1 scores 0 (best), 0 and 2 score -1, 3 scores -2.
+    model = TransE(4, 1, dim=2, p_norm=1)
+    _set_weights(model, [[0.0, 0], [1, 0], [2, 0], [3, 0]], [[1.0, 0]])
+    test = torch.tensor([[0, 0, 2]])
+    # raw: entity 1 beats entity 2 -> tail rank 2; filtered with (0, 0, 1) known -> rank 1
+    raw = filtered_ranks(model, test, FilterIndex(np.array([[0, 0, 2]]), 4, 1))
+    filt = filtered_ranks(model, test, FilterIndex(np.array([[0, 0, 2], [0, 0, 1]]), 4, 1))
+    # head side: (?, r, 2) scores -|i + 1 - 2|: entity 1 best (0), entity 0 (true) ties with 2
+    assert raw.tolist() == [2, 2]
+    assert filt.tolist() == [1, 2]
+    metrics = rank_metrics(torch.tensor([1, 2, 20]))
+    assert metrics["mrr"] == pytest.approx((1 + 0.5 + 0.05) / 3)
+    assert metrics["hits@1"] == pytest.approx(1 / 3)
+    assert metrics["hits@10"] == pytest.approx(2 / 3)
+
+
+class _EpochRecorder(pl.Callback):
+    def __init__(self) -> None:
+        self.epochs: list[int] = []
+
+    def on_train_epoch_end(self, trainer, pl_module) -> None:
+        self.epochs.append(trainer.current_epoch)
+
+
+def _trainer(tmp_path, max_epochs: int, callbacks=()) -> pl.Trainer:
+    return pl.Trainer(
+        max_epochs=max_epochs,
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        enable_checkpointing=False,
+        default_root_dir=tmp_path,
+        callbacks=list(callbacks),
+        num_sanity_val_steps=0,
+    )
+
+
+def _module(kg: KnowledgeGraph, **kwargs) -> TransEModule:
+    module = TransEModule(kg.num_entities, kg.num_relations, dim=8, **kwargs)
+    module.attach_triples(train_triples=kg.triples, known_triples=kg.triples)
+    return module
+
+
+def _loaders(kg: KnowledgeGraph):
+    train = DataLoader(kg.triples, batch_size=4, shuffle=True)
+    val = DataLoader(kg.triples, batch_size=5)
+    return train, val
+
+
+def test_two_epoch_fit_keeps_entity_norms_and_logs_metrics(kg, tmp_path):
+    pl.seed_everything(0, workers=True)
+    module = _module(kg)
+    before = module.model.relation.weight.detach().clone()
+    trainer = _trainer(tmp_path, 2)
+    trainer.fit(module, *_loaders(kg))
+    assert trainer.current_epoch == 2
+    assert not torch.equal(before, module.model.relation.weight)  # it trained
+    norms = module.model.entity.weight.norm(dim=1)
+    torch.testing.assert_close(norms, torch.ones_like(norms))
+    metrics = trainer.callback_metrics
+    assert {"train/loss", "val/mrr", "val/hits@1", "val/hits@10"} <= set(metrics)
+    assert 0.0 < float(metrics["val/mrr"]) <= 1.0
+    assert float(metrics["val/hits@1"]) <= float(metrics["val/hits@10"]) <= 1.0
+
+
+def test_entity_norms_are_one_after_every_optimizer_step(kg, tmp_path):
+    class NormCheck(pl.Callback):
+        def __init__(self) -> None:
+            self.max_dev = 0.0
+            self.steps = 0
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+            norms = pl_module.model.entity.weight.detach().norm(dim=1)
+            self.max_dev = max(self.max_dev, float((norms - 1).abs().max()))
+            self.steps += 1
+
+    check = NormCheck()
+    module = _module(kg, optimizer=functools.partial(torch.optim.SGD, lr=0.5))
+    _trainer(tmp_path, 1, [check]).fit(module, _loaders(kg)[0])
+    assert check.steps == 3  # 10 triples / batch 4
+    assert check.max_dev < 1e-6
+
+
+def test_resume_from_checkpoint_continues_epoch_count(kg, tmp_path):
+    pl.seed_everything(0, workers=True)
+    module = _module(kg)
+    trainer = _trainer(tmp_path, 2)
+    trainer.fit(module, *_loaders(kg))
+    ckpt = tmp_path / "two.ckpt"
+    trainer.save_checkpoint(ckpt)
+
+    recorder = _EpochRecorder()
+    resumed = _module(kg)
+    trainer2 = _trainer(tmp_path, 3, [recorder])
+    trainer2.fit(resumed, *_loaders(kg), ckpt_path=ckpt)
+    assert recorder.epochs == [2]  # only the third epoch ran
+    assert trainer2.current_epoch == 3
+    assert resumed.hparams.num_entities == kg.num_entities
+
+    emb = relation_embeddings_from_checkpoint(ckpt, num_relations=kg.num_relations)
+    assert emb.shape == (kg.num_relations, 8)
+    np.testing.assert_allclose(emb, module.relation_embeddings())
+
+
+def test_checkpoint_with_other_vocabulary_is_refused(kg, tmp_path):
+    module = _module(kg)
+    trainer = _trainer(tmp_path, 1)
+    trainer.fit(module, _loaders(kg)[0])
+    ckpt = tmp_path / "one.ckpt"
+    trainer.save_checkpoint(ckpt)
+
+    bigger = TransEModule(kg.num_entities + 1, kg.num_relations, dim=8)
+    bigger.attach_triples(kg.triples, kg.triples)
+    with pytest.raises(ValueError, match=r"num_entities=6, this model has num_entities=7"):
+        _trainer(tmp_path, 2).fit(bigger, _loaders(kg)[0], ckpt_path=ckpt)
+    with pytest.raises(ValueError, match="checkpoint has 3 relations, expected 4"):
+        relation_embeddings_from_checkpoint(ckpt, num_relations=4)
+
+
+def test_hydra_config_instantiates_the_module_with_paper_defaults(kg):
+    from pathlib import Path
+
+    from hydra import compose, initialize_config_dir
+    from hydra.utils import instantiate
+
+    configs = Path(__file__).resolve().parents[2] / "configs"
+    with initialize_config_dir(config_dir=str(configs), version_base="1.3"):
+        cfg = compose(config_name=None, overrides=["+model=transe"])
+    assert cfg.trainer.max_epochs == 100
+    assert cfg.data.items == "triples"
+    module = instantiate(cfg.model, num_entities=kg.num_entities, num_relations=kg.num_relations)
+    assert isinstance(module, TransEModule)
+    assert module.hparams.dim == 64
+    assert module.model.entity.weight.shape == (kg.num_entities, 64)
+    optimizer = module.configure_optimizers()
+    assert isinstance(optimizer, torch.optim.Adam)
