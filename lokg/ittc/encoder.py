@@ -360,6 +360,18 @@ class ITTCEncoder(Encoder):
             self._orders[kg] = cached
         return cached
 
+    def renderings(
+        self, kg: KnowledgeGraph, triples: np.ndarray
+    ) -> tuple[EncodingOrder, list[list[str]], np.ndarray]:
+        """σ*, the K renderings ``lines[k][i]`` of each triple and their costs ``[N, K]``.
+
+        ``costs[i, k]`` = c(t_i, k) of Eq. (9): tokens of the line, newline included.
+        """
+        sigma = self.encoding_order(kg)
+        lines = [self.renderer.lines(kg, triples, sigma.order, g) for g in GRANULARITIES]
+        costs = np.stack([self.tokenizer.count_many(col) for col in lines], axis=1)  # [N, K]
+        return sigma, lines, costs
+
     def _encode(self, kg, triples, budget, eq, scores, naive, naive_text, t_naive):
         n = len(triples)
         if n == 0:
@@ -377,9 +389,7 @@ class ITTCEncoder(Encoder):
                 "sro",
                 value=float(values[:, -1].sum()),
             )
-        sigma = self.encoding_order(kg)
-        lines = [self.renderer.lines(kg, triples, sigma.order, g) for g in GRANULARITIES]
-        costs = np.stack([self.tokenizer.count_many(col) for col in lines], axis=1)  # [N, K]
+        sigma, lines, costs = self.renderings(kg, triples)
         # drop priority: lowest compact value first, then lowest score, then latest rank
         drop_order = np.lexsort((-np.arange(n), scores, values[:, 0]))
         alive = np.ones(n, dtype=bool)
