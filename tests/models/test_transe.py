@@ -234,7 +234,7 @@ def test_hydra_config_instantiates_the_module_with_paper_defaults(kg):
     with initialize_config_dir(config_dir=str(configs), version_base="1.3"):
         cfg = compose(config_name=None, overrides=["+model=transe"])
     assert cfg.trainer.max_epochs == 100
-    assert cfg.data.items == "triples"
+    assert cfg.data["items"] == "triples"  # `.items` is the DictConfig method
     module = instantiate(cfg.model, num_entities=kg.num_entities, num_relations=kg.num_relations)
     assert isinstance(module, TransEModule)
     assert module.hparams.dim == 64
