@@ -1,0 +1,323 @@
+"""TAIMR retrieval (Sec. 2.5): topology beam search (Eq. (16)), best path per answer, late
+semantic fusion (Eq. (17)-(18)); and the "w/o TAIMR" semantic-similarity fallback.
+
+Scores of a path ``p = [v_0 = q_e, v_1, ..., v_k]`` with relations ``r_0..r_{k-1}``:
+
+* ``S_topo(p) = sum_i log alpha(v_i -> v_{i+1} | r_i) + lambda_topo * sum_{i>=1} log mu(v_i)``
+  (Eq. (16)), accumulated from :class:`~lokg.taimr.path_cache.PathCache` increments.
+* ``S_link(p)`` (beyond the paper, ``lambda_rel = 0`` turns it off): how well the relation
+  chain matches the relations the question names (:mod:`lokg.taimr.linking`).  The paper
+  picks cache keys (head, relation) by relation linking but does not say how linking
+  enters the score; here it ranks the beam together with S_topo:
+  ``S_path = S_topo + lambda_rel * S_link``.
+* ``S_sem(q, a) = cos(enc(q), enc(a))`` (Eq. (17)), added only for the final ranking:
+  ``S_final(a | q) = S_path(p_a) + lambda_q * S_sem(q, a)`` (Eq. (18)), where ``p_a`` is
+  the best-scoring (by S_path) path ending at ``a``.
+
+The top ``k_top`` answers' supporting paths are returned; their triples form the candidate
+set passed to ITTC.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from lokg.embed import SentenceEncoder
+from lokg.kg.graph import KnowledgeGraph
+from lokg.taimr.linking import LinkedChain, RelationLinker
+from lokg.taimr.path_cache import PathCache
+
+__all__ = [
+    "RankedAnswer",
+    "RetrievalResult",
+    "RetrievedPath",
+    "SemanticRetriever",
+    "TAIMRRetriever",
+]
+
+RELATION_LINKING = ("chain", "off")
+
+
+@dataclass(frozen=True)
+class RetrievedPath:
+    """One path from a topic entity; ``entities`` has one more element than ``triple_ids``."""
+
+    entities: tuple[int, ...]
+    triple_ids: tuple[int, ...]
+    relations: tuple[int, ...]
+    s_topo: float
+    s_link: float = 0.0
+    s_sem: float = 0.0
+    s_final: float = 0.0
+
+    @property
+    def answer(self) -> int:
+        return self.entities[-1]
+
+
+@dataclass(frozen=True)
+class RankedAnswer:
+    """A candidate answer with its S_final (Eq. (18)) and its supporting path p_a."""
+
+    entity: int
+    label: str
+    score: float
+    path: RetrievedPath
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """Ranked answers (best first), the top-K_top supporting paths and their triple ids."""
+
+    answers: list[RankedAnswer]
+    paths: list[RetrievedPath]
+    triple_ids: list[int]
+
+    @property
+    def top_answer(self) -> str | None:
+        return self.answers[0].label if self.answers else None
+
+
+def _triples_of(paths: Sequence[RetrievedPath]) -> list[int]:
+    seen: dict[int, None] = {}
+    for p in paths:
+        for t in p.triple_ids:
+            seen.setdefault(int(t), None)
+    return list(seen)
+
+
+def _topic_ids(kg: KnowledgeGraph, topics: Sequence[str]) -> list[int]:
+    ids = [kg.entities.get(t) for t in topics]
+    return [i for i in ids if i is not None]
+
+
+class TAIMRRetriever:
+    """Topology-aware multi-hop retrieval with late semantic fusion.
+
+    Args:
+        kg: the graph searched.
+        encoder: sentence encoder for S_sem (Eq. (17)); E5 in the paper.
+        cache: the (head, relation) path cache holding the Eq. (16) increments.
+        linker: relation linker (required when ``relation_linking="chain"``).
+        max_hops: L (3).
+        k_top: K_top paths returned (20).
+        beam_width: paths kept per hop during the search (64; PathQuestion never prunes).
+        rels_per_hop: linked relations expanded per hop, besides those of the chain prior.
+        lambda_q: weight of S_sem in Eq. (18) (1.0).
+        lambda_rel: weight of the relation-linking score (1.0; 0 = the paper's S_topo only).
+        knn_weight: weight of the training-question chain prior inside S_link (0.9).
+        relation_linking: ``"chain"`` (link relations per hop and restrict expansion to the
+            linked (head, relation) keys) or ``"off"`` (expand every relation, S_link = 0).
+    """
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        encoder: SentenceEncoder,
+        cache: PathCache,
+        linker: RelationLinker | None = None,
+        max_hops: int = 3,
+        k_top: int = 20,
+        beam_width: int = 64,
+        rels_per_hop: int = 3,
+        lambda_q: float = 1.0,
+        lambda_rel: float = 1.0,
+        knn_weight: float = 0.9,
+        relation_linking: str = "chain",
+    ):
+        if relation_linking not in RELATION_LINKING:
+            raise ValueError(
+                f"retriever.relation_linking must be one of {RELATION_LINKING}, "
+                f"got {relation_linking!r}"
+            )
+        if relation_linking == "chain" and linker is None:
+            raise ValueError("retriever.relation_linking='chain' needs a RelationLinker")
+        for key, value in (
+            ("max_hops", max_hops),
+            ("k_top", k_top),
+            ("beam_width", beam_width),
+            ("rels_per_hop", rels_per_hop),
+        ):
+            if value < 1:
+                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        if not 0.0 <= knn_weight <= 1.0:
+            raise ValueError(f"retriever.knn_weight must be in [0, 1], got {knn_weight}")
+        self.kg = kg
+        self.encoder = encoder
+        self.cache = cache
+        self.linker = linker
+        self.max_hops = max_hops
+        self.k_top = k_top
+        self.beam_width = beam_width
+        self.rels_per_hop = rels_per_hop
+        self.lambda_q = lambda_q
+        self.lambda_rel = lambda_rel
+        self.knn_weight = knn_weight
+        self.relation_linking = relation_linking
+        self._uniform = float(np.log(max(kg.num_relations, 1)))
+
+    # ------------------------------------------------------------------ search
+    def _allowed(self, chain: LinkedChain | None, hop: int) -> set[int] | None:
+        if chain is None:
+            return None
+        row = chain.hop_log_probs(hop)
+        from_prior = {c[hop] for c in chain.chain_probs if len(c) > hop}
+        if row is None:
+            return from_prior or None
+        return set(chain.top_relations(hop, self.rels_per_hop).tolist()) | from_prior
+
+    def search(self, topic: int, chain: LinkedChain | None) -> list[RetrievedPath]:
+        """Beam search on S_topo (+ lambda_rel * per-hop linking) up to ``max_hops``.
+
+        Returns every path kept by the beam at any depth (k = 1..L), with S_topo and S_link.
+        """
+        # beam item: (rank, s_topo, s_hop, entities, triple ids, relations)
+        beam: list[tuple[float, float, float, tuple, tuple, tuple]] = [
+            (0.0, 0.0, 0.0, (topic,), (), ())
+        ]
+        kept: list[tuple[float, float, float, tuple, tuple, tuple]] = []
+        for hop in range(self.max_hops):
+            allowed = self._allowed(chain, hop)
+            row = None if chain is None else chain.hop_log_probs(hop)
+            expanded = []
+            for _, s_topo, s_hop, ents, tids, rels in beam:
+                v = ents[-1]
+                for r in self.cache.relations_of(v).tolist():
+                    if allowed is not None and r not in allowed:
+                        continue
+                    lp = 0.0 if chain is None else (-self._uniform if row is None else row[r])
+                    e_tids, e_tails, e_scores = self.cache.get(v, r)
+                    for t, tail, inc in zip(
+                        e_tids.tolist(), e_tails.tolist(), e_scores.tolist(), strict=True
+                    ):
+                        st, sh = s_topo + inc, s_hop + float(lp)
+                        expanded.append(
+                            (
+                                st + self.lambda_rel * sh,
+                                st,
+                                sh,
+                                (*ents, tail),
+                                (*tids, t),
+                                (*rels, r),
+                            )
+                        )
+            beam = heapq.nlargest(self.beam_width, expanded, key=lambda item: item[0])
+            kept.extend(beam)
+            if not beam:
+                break
+        paths = []
+        for _, s_topo, _, ents, tids, rels in kept:
+            s_link = 0.0 if chain is None else chain.chain_log_prob(rels, self.knn_weight)
+            paths.append(RetrievedPath(ents, tids, rels, s_topo, s_link))
+        return paths
+
+    # ------------------------------------------------------------------ API
+    def retrieve(self, question: str, topic_entities: Sequence[str]) -> RetrievalResult:
+        """Rank candidate answers by S_final (Eq. (18)) and return the top-K_top paths."""
+        best: dict[int, RetrievedPath] = {}
+        for label, topic in zip(topic_entities, _topic_ids(self.kg, topic_entities), strict=False):
+            chain = None
+            if self.relation_linking == "chain":
+                assert self.linker is not None
+                chain = self.linker.link(question, label)
+            for p in self.search(topic, chain):
+                s_path = p.s_topo + self.lambda_rel * p.s_link
+                cur = best.get(p.answer)
+                if cur is None or s_path > cur.s_topo + self.lambda_rel * cur.s_link:
+                    best[p.answer] = p
+        if not best:
+            return RetrievalResult([], [], [])
+        answers = list(best)
+        q_vec = self.encoder.encode([question], kind="query")[0]
+        a_vec = self.encoder.encode([self.kg.entity_name(a) for a in answers], kind="passage")
+        s_sem = a_vec @ q_vec  # Eq. (17): both unit-norm, so the dot is the cosine
+        ranked = []
+        for a, sem in zip(answers, s_sem.tolist(), strict=True):
+            p = best[a]
+            final = p.s_topo + self.lambda_rel * p.s_link + self.lambda_q * sem  # Eq. (18)
+            p = RetrievedPath(p.entities, p.triple_ids, p.relations, p.s_topo, p.s_link, sem, final)
+            ranked.append(RankedAnswer(a, self.kg.entities.label(a), final, p))
+        ranked.sort(key=lambda x: (-x.score, x.entity))
+        paths = [r.path for r in ranked[: self.k_top]]
+        return RetrievalResult(ranked, paths, _triples_of(paths))
+
+
+class SemanticRetriever:
+    """``retriever=off`` ("w/o TAIMR"): plain semantic-similarity retrieval.
+
+    Triples within ``max_hops`` out-hops of the topic entities (at most ``pool_limit``,
+    breadth first) are verbalised "head relation tail" and ranked by cosine similarity to
+    the question; the top ``k_top`` form the candidate set, and answers are the tails of the
+    ranked triples (first occurrence), topic entities excluded.
+
+    Args:
+        kg, encoder: as for :class:`TAIMRRetriever`.
+        max_hops: neighbourhood depth (default 3, as TAIMR's L).
+        k_top: triples returned (20).
+        pool_limit: candidate triples considered (default 200, KAPING's pool in Table 4).
+    """
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        encoder: SentenceEncoder,
+        max_hops: int = 3,
+        k_top: int = 20,
+        pool_limit: int = 200,
+    ):
+        for key, value in (("max_hops", max_hops), ("k_top", k_top), ("pool_limit", pool_limit)):
+            if value < 1:
+                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        self.kg = kg
+        self.encoder = encoder
+        self.max_hops = max_hops
+        self.k_top = k_top
+        self.pool_limit = pool_limit
+
+    def _pool(self, topics: list[int]) -> list[int]:
+        pool: dict[int, None] = {}
+        frontier = list(topics)
+        seen = set(topics)
+        for _ in range(self.max_hops):
+            nxt = []
+            for v in frontier:
+                for t in self.kg.out_triples(v).tolist():
+                    if len(pool) >= self.pool_limit:
+                        return list(pool)
+                    pool.setdefault(t, None)
+                    tail = int(self.kg.triples_np[t, 2])
+                    if tail not in seen:
+                        seen.add(tail)
+                        nxt.append(tail)
+            frontier = nxt
+        return list(pool)
+
+    def verbalise(self, triple_id: int) -> str:
+        h, r, t = self.kg.triples_np[triple_id]
+        rel = self.kg.relations.label(int(r)).replace("_", " ").strip()
+        return f"{self.kg.entity_name(int(h))} {rel} {self.kg.entity_name(int(t))}"
+
+    def retrieve(self, question: str, topic_entities: Sequence[str]) -> RetrievalResult:
+        topics = _topic_ids(self.kg, topic_entities)
+        pool = self._pool(topics)
+        if not pool:
+            return RetrievalResult([], [], [])
+        q_vec = self.encoder.encode([question], kind="query")[0]
+        t_vec = self.encoder.encode([self.verbalise(t) for t in pool], kind="passage")
+        sims = t_vec @ q_vec
+        order = np.argsort(-sims, kind="stable")
+        answers: dict[int, RankedAnswer] = {}
+        paths = []
+        for i in order.tolist():
+            tid = pool[i]
+            h, r, t = (int(x) for x in self.kg.triples_np[tid])
+            p = RetrievedPath((h, t), (tid,), (r,), 0.0, 0.0, float(sims[i]), float(sims[i]))
+            if len(paths) < self.k_top:
+                paths.append(p)
+            if t not in answers and t not in topics:
+                answers[t] = RankedAnswer(t, self.kg.entities.label(t), float(sims[i]), p)
+        return RetrievalResult(list(answers.values()), paths, _triples_of(paths))
