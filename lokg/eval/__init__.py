@@ -1,0 +1,41 @@
+"""Evaluation layer: answer matching, the paper's metrics, resumable results, the run
+loop and seed-aggregated tables. Method-agnostic."""
+
+from lokg.eval.metrics import (
+    METRIC_KEYS,
+    KGQAMetrics,
+    QuestionScore,
+    aggregate,
+    score_question,
+    set_scores,
+)
+from lokg.eval.normalize import (
+    answers_match,
+    normalize_answer,
+    normalize_set,
+    text_contains_answer,
+)
+from lokg.eval.results import QuestionResult, ResultsWriter, read_results
+from lokg.eval.runner import failed_result, run_questions
+from lokg.eval.tables import RunSummary, collect_summaries, write_run_summary
+
+__all__ = [
+    "METRIC_KEYS",
+    "KGQAMetrics",
+    "QuestionResult",
+    "QuestionScore",
+    "ResultsWriter",
+    "RunSummary",
+    "aggregate",
+    "answers_match",
+    "collect_summaries",
+    "failed_result",
+    "normalize_answer",
+    "normalize_set",
+    "read_results",
+    "run_questions",
+    "score_question",
+    "set_scores",
+    "text_contains_answer",
+    "write_run_summary",
+]

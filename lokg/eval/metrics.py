@@ -1,0 +1,261 @@
+"""The paper's evaluation metrics (§3.2), per question and aggregated per run.
+
+Per question, :func:`score_question` compares the predicted answer list (most likely
+first) with the gold answers through the one normalisation of
+:mod:`lokg.eval.normalize`. Per run, :class:`KGQAMetrics` (a torchmetrics ``Metric``
+whose states are sums, so it also reduces across processes) aggregates
+:class:`QuestionScore` records into:
+
+========================  ================================================================
+key                       definition
+========================  ================================================================
+``hits@1``                §3.2(a): fraction of questions whose *first* predicted answer is a
+                          gold answer.
+``hit``                   fraction of questions with *any* gold answer in the output text
+                          (reported beside H@1, never called Hits@1).
+``precision``/``recall``  per-question set precision |Â∩A|/|Â| and recall |Â∩A|/|A|, averaged.
+``f1``                    §3.2(b): per-question 2|Â∩A|/(|Â|+|A|), averaged.
+``tcr``                   §3.2(c): per-question T_after/T_naive, averaged over the questions
+                          whose candidate subgraph is non-empty (T_naive > 0).
+``tok/q``                 §3.2(f): mean billed input+output tokens over all LLM calls.
+``tok_cl100k/q``          the same with cl100k_base counts (our tokenizer, alongside).
+``p@1k``                  §3.2(d): F1 × 1000 / T_total with the run means, i.e.
+                          ``f1 * 1000 / tok/q`` (this reproduces Table 5, e.g. PQ-2hop
+                          0.710 × 1000 / 101 = 7.030); NaN when tok/q = 0.
+``h@1k``                  §3.2(e): ``hits@1 * 1000 / tok/q``; NaN when tok/q = 0.
+``calls/q``               §3.2(g): mean LLM calls per question (counted by the client).
+``coverage``              fraction of questions (where measured) whose injected context
+                          contains a gold answer.
+``retrieval_latency_s``   mean retrieval wall time per question, seconds.
+``failed``                fraction of questions recorded as failed (scored as wrong).
+``n``                     number of questions aggregated.
+========================  ================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import torch
+from torchmetrics import Metric
+
+from lokg.eval.normalize import normalize_answer, normalize_set, text_contains_answer
+
+METRIC_KEYS = (
+    "hits@1",
+    "hit",
+    "f1",
+    "precision",
+    "recall",
+    "tcr",
+    "p@1k",
+    "h@1k",
+    "tok/q",
+    "tok_cl100k/q",
+    "calls/q",
+    "coverage",
+    "retrieval_latency_s",
+    "failed",
+    "n",
+)
+
+
+@dataclass(frozen=True)
+class QuestionScore:
+    """Everything one question contributes to the run metrics.
+
+    Attributes:
+        hits1: 1.0 when the first prediction is a gold answer, else 0.0.
+        hit: 1.0 when any gold answer appears in the output text, else 0.0.
+        precision, recall, f1: set scores of the normalised prediction and gold sets.
+        tokens: billed input + output tokens over all LLM calls (from ``usage``).
+        tokens_cl100k: the same counted with cl100k_base.
+        calls: LLM calls made for the question.
+        t_after: tokens injected into the context (TCR numerator); None if not measured.
+        t_naive: tokens of the naive full serialisation (TCR denominator); None if not
+            measured.
+        covered: whether the injected context contains a gold answer; None if not measured.
+        retrieval_latency_s: retrieval wall time in seconds; None if not measured.
+        failed: the question was recorded as failed (no answer after all retries).
+    """
+
+    hits1: float
+    hit: float
+    precision: float
+    recall: float
+    f1: float
+    tokens: int = 0
+    tokens_cl100k: int = 0
+    calls: int = 0
+    t_after: int | None = None
+    t_naive: int | None = None
+    covered: bool | None = None
+    retrieval_latency_s: float | None = None
+    failed: bool = False
+
+
+def set_scores(predictions: Iterable[str], gold: Iterable[str]) -> tuple[float, float, float]:
+    """(precision, recall, F1) of two answer sets after normalisation, §3.2(b).
+
+    F1 = 2|Â∩A| / (|Â|+|A|); an empty prediction set scores 0 on all three.
+    """
+    pred = set(normalize_set(predictions))
+    ref = set(normalize_set(gold))
+    if not ref:
+        raise ValueError("set_scores: the gold answer set is empty after normalisation")
+    inter = len(pred & ref)
+    if not pred:
+        return 0.0, 0.0, 0.0
+    return inter / len(pred), inter / len(ref), 2.0 * inter / (len(pred) + len(ref))
+
+
+def score_question(
+    predictions: Sequence[str],
+    gold: Sequence[str],
+    *,
+    output_text: str | None = None,
+    context: str | None = None,
+    tokens: int = 0,
+    tokens_cl100k: int = 0,
+    calls: int = 0,
+    t_after: int | None = None,
+    t_naive: int | None = None,
+    retrieval_latency_s: float | None = None,
+    failed: bool = False,
+) -> QuestionScore:
+    """Score one question.
+
+    Args:
+        predictions: parsed answers, most likely first.
+        gold: gold answer labels (at least one non-empty).
+        output_text: the raw model output, searched for ``hit``; defaults to the
+            predictions joined by newlines.
+        context: the evidence text injected into the prompt, searched for ``coverage``;
+            None leaves coverage unmeasured for this question.
+        tokens, tokens_cl100k, calls, t_after, t_naive, retrieval_latency_s, failed:
+            copied into the score (see :class:`QuestionScore`).
+    """
+    gold_norm = normalize_set(gold)
+    if not gold_norm:
+        raise ValueError(f"score_question: no non-empty gold answer in {list(gold)!r}")
+    first = normalize_answer(predictions[0]) if predictions else ""
+    hits1 = float(bool(first) and first in gold_norm)
+    text = "\n".join(predictions) if output_text is None else output_text
+    hit = float(any(text_contains_answer(text, g) for g in gold))
+    precision, recall, f1 = set_scores(predictions, gold)
+    covered = None if context is None else any(text_contains_answer(context, g) for g in gold)
+    return QuestionScore(
+        hits1=hits1,
+        hit=hit,
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        tokens=int(tokens),
+        tokens_cl100k=int(tokens_cl100k),
+        calls=int(calls),
+        t_after=t_after,
+        t_naive=t_naive,
+        covered=covered,
+        retrieval_latency_s=retrieval_latency_s,
+        failed=failed,
+    )
+
+
+_SUM_STATES = (
+    "n",
+    "hits1",
+    "hit",
+    "precision",
+    "recall",
+    "f1",
+    "tokens",
+    "tokens_cl100k",
+    "calls",
+    "tcr_sum",
+    "tcr_n",
+    "covered",
+    "coverage_n",
+    "latency_sum",
+    "latency_n",
+    "failed",
+)
+
+
+class KGQAMetrics(Metric):
+    """Run-level aggregate of :class:`QuestionScore` records (keys in the module docstring).
+
+    Every state is a float64 sum reduced with ``sum``, so the metric is exact under
+    distributed reduction. ``update`` takes one score or a sequence of scores;
+    ``compute`` returns a ``dict[str, float]`` with the keys of :data:`METRIC_KEYS`.
+    """
+
+    full_state_update = False
+    higher_is_better = None
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        for name in _SUM_STATES:
+            self.add_state(
+                name, default=torch.tensor(0.0, dtype=torch.float64), dist_reduce_fx="sum"
+            )
+
+    def update(self, scores: QuestionScore | Sequence[QuestionScore]) -> None:
+        if isinstance(scores, QuestionScore):
+            scores = [scores]
+        for s in scores:
+            self.n += 1
+            self.hits1 += s.hits1
+            self.hit += s.hit
+            self.precision += s.precision
+            self.recall += s.recall
+            self.f1 += s.f1
+            self.tokens += s.tokens
+            self.tokens_cl100k += s.tokens_cl100k
+            self.calls += s.calls
+            self.failed += float(s.failed)
+            if s.t_naive is not None and s.t_after is not None and s.t_naive > 0:
+                self.tcr_sum += s.t_after / s.t_naive
+                self.tcr_n += 1
+            if s.covered is not None:
+                self.covered += float(s.covered)
+                self.coverage_n += 1
+            if s.retrieval_latency_s is not None:
+                self.latency_sum += s.retrieval_latency_s
+                self.latency_n += 1
+
+    def compute(self) -> dict[str, float]:
+        n = float(self.n)
+        if n == 0:
+            raise ValueError("KGQAMetrics.compute: no question was scored")
+
+        def mean(total: torch.Tensor, count: float) -> float:
+            return float(total) / count if count > 0 else math.nan
+
+        out = {
+            "hits@1": mean(self.hits1, n),
+            "hit": mean(self.hit, n),
+            "f1": mean(self.f1, n),
+            "precision": mean(self.precision, n),
+            "recall": mean(self.recall, n),
+            "tcr": mean(self.tcr_sum, float(self.tcr_n)),
+            "tok/q": mean(self.tokens, n),
+            "tok_cl100k/q": mean(self.tokens_cl100k, n),
+            "calls/q": mean(self.calls, n),
+            "coverage": mean(self.covered, float(self.coverage_n)),
+            "retrieval_latency_s": mean(self.latency_sum, float(self.latency_n)),
+            "failed": mean(self.failed, n),
+            "n": n,
+        }
+        tok = out["tok/q"]
+        out["p@1k"] = out["f1"] * 1000.0 / tok if tok > 0 else math.nan
+        out["h@1k"] = out["hits@1"] * 1000.0 / tok if tok > 0 else math.nan
+        return {k: out[k] for k in METRIC_KEYS}
+
+
+def aggregate(scores: Iterable[QuestionScore]) -> dict[str, float]:
+    """Convenience: run :class:`KGQAMetrics` over ``scores`` and return ``compute()``."""
+    metric = KGQAMetrics()
+    metric.update(list(scores))
+    return metric.compute()

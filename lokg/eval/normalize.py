@@ -1,0 +1,74 @@
+"""Answer normalisation and matching: the one implementation every metric uses.
+
+Two strings denote the same answer when their normal forms (``normalize_answer``) are
+equal. The normal form
+
+1. applies Unicode NFKC and lower-cases,
+2. turns underscores into spaces (KG labels such as ``united_kingdom``),
+3. replaces every punctuation character (Unicode category ``P*``) and symbol
+   (``S*``) by a space,
+4. drops the English articles ``a``, ``an``, ``the`` as whole words,
+5. collapses runs of whitespace into one space and strips the ends.
+
+This is the SQuAD-style normalisation extended with underscores, which KG labels use
+as word separators. Punctuation becomes a space rather than vanishing so that
+``mecklenburg-strelitz`` and ``mecklenburg strelitz`` match and ``o'neil`` does not
+fuse into a different word with a neighbour.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+_ARTICLES = frozenset({"a", "an", "the"})
+_SPACE = re.compile(r"\s+")
+
+
+def _is_separator(ch: str) -> bool:
+    return ch == "_" or unicodedata.category(ch)[0] in ("P", "S")
+
+
+def normalize_answer(text: str) -> str:
+    """Normal form of an answer string (see the module docstring for the rules).
+
+    >>> normalize_answer("The United_Kingdom.")
+    'united kingdom'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"normalize_answer expects a str, got {type(text).__name__}")
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = "".join(" " if _is_separator(ch) else ch for ch in text)
+    words = [w for w in _SPACE.split(text) if w and w not in _ARTICLES]
+    return " ".join(words)
+
+
+def normalize_set(answers: Iterable[str]) -> list[str]:
+    """Normal forms of ``answers``, first occurrence kept, order preserved, empties dropped."""
+    seen: dict[str, None] = {}
+    for a in answers:
+        n = normalize_answer(a)
+        if n:
+            seen.setdefault(n, None)
+    return list(seen)
+
+
+def answers_match(prediction: str, gold: str) -> bool:
+    """Whether ``prediction`` and ``gold`` have the same non-empty normal form."""
+    p = normalize_answer(prediction)
+    return bool(p) and p == normalize_answer(gold)
+
+
+def text_contains_answer(text: str, answer: str) -> bool:
+    """Whether ``answer`` occurs in ``text`` as a run of whole normalised words.
+
+    Used for answer coverage (a gold answer appears in the injected context): ``"uk"``
+    is not found inside ``"ukraine"``, but ``united_kingdom`` is found in
+    ``"(x, nationality, united_kingdom)"``.
+    """
+    needle = normalize_answer(answer)
+    if not needle:
+        return False
+    haystack = normalize_answer(text)
+    return f" {needle} " in f" {haystack} "

@@ -1,0 +1,258 @@
+"""Per-question results as resumable JSONL, keyed by question id.
+
+One line per question, written with append + flush + fsync, so a killed run loses at
+most the line being written. On reopening, :class:`ResultsWriter` reads the finished
+ids, drops (and reports) a torn last line, and refuses to write an id twice: a
+restarted run skips what is done and never duplicates a record. A sidecar
+``<name>.meta.json`` holds the run's configuration fingerprint; resuming under a
+different fingerprint is an error rather than a silent mix of two setups.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from lokg.eval.metrics import QuestionScore, score_question
+
+log = logging.getLogger(__name__)
+
+STATUSES = ("ok", "failed")
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """The record of one answered (or failed) question.
+
+    Attributes:
+        id: question id (the resume key).
+        question: question text.
+        gold: gold answer labels.
+        predictions: parsed answers, most likely first (empty when failed).
+        output: the raw reader output text.
+        status: ``"ok"`` or ``"failed"`` (no usable answer after all retries).
+        error: one-line reason when failed.
+        reader: label of what produced the answers (an LLM model id, or
+            ``"extractive (retriever-only)"``).
+        prompt: the exact chat messages sent (empty for readers without an LLM).
+        context: the evidence text injected into the prompt.
+        prompt_tokens, completion_tokens: billed tokens from the API ``usage``, summed
+            over the question's calls.
+        prompt_tokens_cl100k, completion_tokens_cl100k: the same counted with cl100k_base.
+        calls: LLM calls made for this question (cache hits included: they are the
+            method's calls; ``cached_calls`` says how many were free).
+        cached_calls: calls answered from the response cache.
+        attempts: HTTP attempts, retries included.
+        t_after, t_naive: TCR numerator/denominator (tokens), when measured.
+        retrieval_latency_s, llm_latency_s: wall times in seconds, when measured.
+        extra: anything method-specific (paths, chosen granularities, ...), JSON-able.
+    """
+
+    id: str
+    question: str
+    gold: list[str]
+    predictions: list[str] = field(default_factory=list)
+    output: str = ""
+    status: str = "ok"
+    error: str | None = None
+    reader: str = ""
+    prompt: list[dict] = field(default_factory=list)
+    context: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    prompt_tokens_cl100k: int = 0
+    completion_tokens_cl100k: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+    attempts: int = 0
+    t_after: int | None = None
+    t_naive: int | None = None
+    retrieval_latency_s: float | None = None
+    llm_latency_s: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError(f"QuestionResult.id must be a non-empty str, got {self.id!r}")
+        if self.status not in STATUSES:
+            raise ValueError(
+                f"QuestionResult.status must be one of {list(STATUSES)}, got {self.status!r}"
+            )
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def score(self) -> QuestionScore:
+        """This record's contribution to the run metrics (a failed question scores 0)."""
+        return score_question(
+            self.predictions,
+            self.gold,
+            output_text=self.output or None,
+            context=self.context,
+            tokens=self.tokens,
+            tokens_cl100k=self.prompt_tokens_cl100k + self.completion_tokens_cl100k,
+            calls=self.calls,
+            t_after=self.t_after,
+            t_naive=self.t_naive,
+            retrieval_latency_s=self.retrieval_latency_s,
+            failed=self.status == "failed",
+        )
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> QuestionResult:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(
+                f"QuestionResult: unknown keys {unknown}; expected a subset of {sorted(known)}"
+            )
+        return cls(**data)
+
+
+@dataclass
+class ResultsFile:
+    """What :func:`read_results` found: records by id (file order) and a dropped torn line."""
+
+    records: dict[str, QuestionResult]
+    torn_line: str | None = None
+    valid_bytes: int = 0
+
+
+def read_results(path: str | os.PathLike) -> ResultsFile:
+    """Read a results JSONL file; a missing file reads as empty.
+
+    A last line without its terminating newline is a torn write: it is dropped and
+    returned in ``torn_line`` (callers report it). A malformed complete line or a
+    repeated id is an error naming the file and line.
+    """
+    path = Path(path)
+    if not path.exists():
+        return ResultsFile(records={})
+    data = path.read_bytes()
+    records: dict[str, QuestionResult] = {}
+    offset = 0
+    lineno = 0
+    torn = None
+    while offset < len(data):
+        end = data.find(b"\n", offset)
+        lineno += 1
+        if end < 0:
+            torn = data[offset:].decode("utf-8", errors="replace")
+            break
+        line = data[offset:end]
+        if line.strip():
+            try:
+                rec = QuestionResult.from_json(json.loads(line))
+            except (json.JSONDecodeError, UnicodeDecodeError, TypeError, ValueError) as exc:
+                raise ValueError(f"{path}:{lineno}: not a valid result record ({exc})") from exc
+            if rec.id in records:
+                raise ValueError(f"{path}:{lineno}: question id {rec.id!r} appears twice")
+            records[rec.id] = rec
+        offset = end + 1
+    return ResultsFile(
+        records=records, torn_line=torn, valid_bytes=offset if torn is not None else len(data)
+    )
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class ResultsWriter:
+    """Append-only, resumable writer of :class:`QuestionResult` lines.
+
+    Args:
+        path: the JSONL file (its directory is created).
+        fingerprint: identifies the run's configuration; stored beside the file on first
+            open and checked on every later open (``None`` skips the check).
+
+    Opening truncates a torn last line (reported with a warning and kept in
+    ``dropped_torn_line``). ``write`` is thread-safe and durable (flush + fsync).
+    """
+
+    def __init__(self, path: str | os.PathLike, fingerprint: str | None = None) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._check_fingerprint(fingerprint)
+        found = read_results(self.path)
+        self.dropped_torn_line = found.torn_line
+        if found.torn_line is not None:
+            log.warning(
+                "%s: dropped a torn last line (%d bytes) left by an interrupted write; "
+                "that question will be answered again",
+                self.path,
+                len(found.torn_line.encode("utf-8")),
+            )
+            with open(self.path, "r+b") as fh:
+                fh.truncate(found.valid_bytes)
+                fh.flush()
+                os.fsync(fh.fileno())
+        self.records: dict[str, QuestionResult] = found.records
+        self._lock = threading.Lock()
+        existed = self.path.exists()
+        self._fh = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+        if not existed:
+            _fsync_dir(self.path.parent)
+
+    def _check_fingerprint(self, fingerprint: str | None) -> None:
+        if fingerprint is None:
+            return
+        meta = self.path.with_name(self.path.name + ".meta.json")
+        if meta.exists():
+            try:
+                stored = json.loads(meta.read_text())["fingerprint"]
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise ValueError(f"{meta}: expected a JSON object with key 'fingerprint'") from exc
+            if stored != fingerprint:
+                raise ValueError(
+                    f"{self.path}: results were written under configuration {stored!r}, "
+                    f"not {fingerprint!r}; use a new run directory"
+                )
+            return
+        tmp = meta.with_name(meta.name + ".tmp")
+        tmp.write_text(json.dumps({"fingerprint": fingerprint}) + "\n")
+        os.replace(tmp, meta)
+
+    @property
+    def done_ids(self) -> set[str]:
+        with self._lock:
+            return set(self.records)
+
+    def __contains__(self, question_id: object) -> bool:
+        with self._lock:
+            return question_id in self.records
+
+    def write(self, result: QuestionResult) -> None:
+        line = (json.dumps(result.to_json(), ensure_ascii=False, sort_keys=True) + "\n").encode()
+        with self._lock:
+            if self._fh.closed:
+                raise ValueError(f"{self.path}: writer is closed")
+            if result.id in self.records:
+                raise ValueError(f"{self.path}: question id {result.id!r} is already recorded")
+            self._fh.write(line)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self.records[result.id] = result
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._fh.closed:
+                self._fh.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

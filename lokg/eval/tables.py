@@ -1,0 +1,301 @@
+"""Seed aggregation into the layout of the paper's Tables 5–7 (Markdown and CSV).
+
+Each evaluation run writes one ``summary.json`` (:func:`write_run_summary`) holding its
+dataset, method, ablation, LLM, seed and run metrics (:class:`KGQAMetrics` keys).
+:func:`collect_summaries` finds them under a directory; the table builders group runs
+that differ only by seed and report mean ± sample std (ddof = 1; the std is omitted
+when there is a single seed):
+
+- Table 5 (end-to-end): per LLM, rows (dataset, method) of the ``full`` configuration,
+  columns H@1, F1, P@1K, H@1K, TCR, tok/q, calls/q.
+- Table 6 (ablations): per LLM, rows (dataset, configuration) of the method being
+  ablated (default ``LOKG``), columns H@1, F1, P@1K, H@1K, TCR, tok/q.
+- Table 7 (Δ = ablated − full of the seed means): H@1, F1, P@1K, H@1K.
+
+Command line: ``python -m lokg.eval.tables RUNS_DIR [--table 5 6 7] [--csv-dir DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import statistics
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+SUMMARY_FILE = "summary.json"
+#: Ablation axis values (``full`` = all three modules).
+ABLATIONS = ("full", "no_scos", "no_ittc", "no_taimr")
+ABLATION_LABELS = {
+    "full": "LOKG (full)",
+    "no_scos": "w/o SCOS",
+    "no_ittc": "w/o ITTC",
+    "no_taimr": "w/o TAIMR",
+}
+#: (metric key, column header) per table.
+TABLE5_COLUMNS = (
+    ("hits@1", "H@1↑"),
+    ("f1", "F1↑"),
+    ("p@1k", "P@1K↑"),
+    ("h@1k", "H@1K↑"),
+    ("tcr", "TCR↓"),
+    ("tok/q", "tok/q↓"),
+    ("calls/q", "calls/q↓"),
+)
+TABLE6_COLUMNS = TABLE5_COLUMNS[:6]
+TABLE7_COLUMNS = (("hits@1", "ΔH@1↑"), ("f1", "ΔF1↑"), ("p@1k", "ΔP@1K↑"), ("h@1k", "ΔH@1K↑"))
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One evaluation run: where it sits in the tables and its metrics."""
+
+    dataset: str
+    method: str
+    ablation: str
+    llm: str
+    seed: int
+    metrics: dict[str, float]
+
+    def __post_init__(self) -> None:
+        if self.ablation not in ABLATIONS:
+            raise ValueError(f"ablation must be one of {list(ABLATIONS)}, got {self.ablation!r}")
+
+
+def write_run_summary(run_dir: str | os.PathLike, summary: RunSummary) -> Path:
+    """Write ``summary.json`` into ``run_dir`` atomically (temp file + rename)."""
+    path = Path(run_dir) / SUMMARY_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    data = {k: getattr(summary, k) for k in ("dataset", "method", "ablation", "llm", "seed")}
+    data["metrics"] = {k: (None if _isnan(v) else v) for k, v in summary.metrics.items()}
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def _isnan(v: object) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def read_run_summary(path: str | os.PathLike) -> RunSummary:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+        metrics = {k: (math.nan if v is None else float(v)) for k, v in data["metrics"].items()}
+        return RunSummary(
+            dataset=str(data["dataset"]),
+            method=str(data["method"]),
+            ablation=str(data["ablation"]),
+            llm=str(data["llm"]),
+            seed=int(data["seed"]),
+            metrics=metrics,
+        )
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{path}: expected a run summary with keys dataset, method, ablation, llm, seed, "
+            f"metrics ({exc})"
+        ) from exc
+
+
+def collect_summaries(root: str | os.PathLike) -> list[RunSummary]:
+    """Every ``summary.json`` under ``root``, sorted by path; duplicates of a seed are errors."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ValueError(f"{root}: not a directory of evaluation runs")
+    runs = [read_run_summary(p) for p in sorted(root.rglob(SUMMARY_FILE))]
+    seen: dict[tuple, int] = {}
+    for r in runs:
+        key = (r.llm, r.dataset, r.method, r.ablation, r.seed)
+        if key in seen:
+            raise ValueError(f"{root}: two runs for {key}; keep one run per seed")
+        seen[key] = 1
+    return runs
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Mean and sample std (None for one seed) of one metric over seeds."""
+
+    mean: float
+    std: float | None
+    n: int
+
+    def fmt(self, digits: int = 3) -> str:
+        if math.isnan(self.mean):
+            return "—"
+        text = f"{self.mean:.{digits}f}"
+        if self.std is not None and not math.isnan(self.std):
+            text += f" ± {self.std:.{digits}f}"
+        return text
+
+
+def seed_stats(values: Sequence[float]) -> Cell:
+    """Mean ± sample std (ddof = 1) over seeds; NaN values (undefined metrics) propagate."""
+    if not values:
+        raise ValueError("seed_stats: no values")
+    if any(math.isnan(v) for v in values):
+        return Cell(math.nan, None, len(values))
+    std = statistics.stdev(values) if len(values) > 1 else None
+    return Cell(statistics.fmean(values), std, len(values))
+
+
+def _ordered(items: Iterable[str], first: Sequence[str] = ()) -> list[str]:
+    out = [x for x in first if x in set(items)]
+    return out + sorted(set(items) - set(out))
+
+
+def _group(runs: Sequence[RunSummary]) -> dict[tuple[str, str, str, str], list[RunSummary]]:
+    groups: dict[tuple[str, str, str, str], list[RunSummary]] = {}
+    for r in runs:
+        groups.setdefault((r.llm, r.dataset, r.method, r.ablation), []).append(r)
+    return groups
+
+
+def _cells(group: Sequence[RunSummary], columns) -> list[Cell]:
+    return [seed_stats([r.metrics.get(k, math.nan) for r in group]) for k, _ in columns]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A built table: per-LLM blocks of rows (dataset, row label, cells)."""
+
+    title: str
+    row_header: str
+    columns: tuple[tuple[str, str], ...]
+    blocks: dict[str, list[tuple[str, str, list[Cell]]]]
+    signed: bool = False
+
+    def to_markdown(self, digits: int = 3) -> str:
+        lines = [f"## {self.title}", ""]
+        for llm, rows in self.blocks.items():
+            lines += [f"### {llm}", ""]
+            header = ["Dataset", self.row_header, *(h for _, h in self.columns)]
+            lines.append("| " + " | ".join(header) + " |")
+            lines.append("|" + "|".join(["---"] * 2 + ["---:"] * len(self.columns)) + "|")
+            for dataset, label, cells in rows:
+                vals = [self._fmt(c, digits) for c in cells]
+                lines.append("| " + " | ".join([dataset, label, *vals]) + " |")
+            lines.append("")
+        return "\n".join(lines)
+
+    def _fmt(self, cell: Cell, digits: int) -> str:
+        if self.signed and not math.isnan(cell.mean):
+            return f"{cell.mean:+.{digits}f}".replace("-", "−")
+        return cell.fmt(digits)
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        header = ["llm", "dataset", self.row_header.lower()]
+        for key, _ in self.columns:
+            header += [f"{key}_mean", f"{key}_std"]
+        header.append("seeds")
+        w.writerow(header)
+        for llm, rows in self.blocks.items():
+            for dataset, label, cells in rows:
+                row: list = [llm, dataset, label]
+                for c in cells:
+                    row += [_csv_num(c.mean), _csv_num(c.std)]
+                row.append(cells[0].n if cells else 0)
+                w.writerow(row)
+        return buf.getvalue()
+
+
+def _csv_num(v: float | None) -> str:
+    return "" if v is None or math.isnan(v) else repr(float(v))
+
+
+def table5(runs: Sequence[RunSummary], method_order: Sequence[str] = ("LOKG",)) -> Table:
+    """End-to-end comparison (Table 5): the ``full`` configuration of every method."""
+    full = [r for r in runs if r.ablation == "full"]
+    groups = _group(full)
+    blocks: dict[str, list] = {}
+    for llm in _ordered({r.llm for r in full}):
+        rows = []
+        for ds in _ordered({r.dataset for r in full if r.llm == llm}):
+            present = {m for (l_, d, m, _a) in groups if l_ == llm and d == ds}
+            for m in _ordered(present, method_order):
+                rows.append((ds, m, _cells(groups[(llm, ds, m, "full")], TABLE5_COLUMNS)))
+        blocks[llm] = rows
+    return Table("Table 5. End-to-end comparison (mean ± std over seeds)", "Method",
+                 TABLE5_COLUMNS, blocks)  # fmt: skip
+
+
+def table6(runs: Sequence[RunSummary], method: str = "LOKG") -> Table:
+    """Ablations (Table 6): every configuration of ``method``."""
+    mine = [r for r in runs if r.method == method]
+    groups = _group(mine)
+    blocks: dict[str, list] = {}
+    for llm in _ordered({r.llm for r in mine}):
+        rows = []
+        for ds in _ordered({r.dataset for r in mine if r.llm == llm}):
+            for ab in ABLATIONS:
+                g = groups.get((llm, ds, method, ab))
+                if g:
+                    rows.append((ds, ABLATION_LABELS[ab], _cells(g, TABLE6_COLUMNS)))
+        blocks[llm] = rows
+    return Table("Table 6. Ablations (mean ± std over seeds)", "Configuration",
+                 TABLE6_COLUMNS, blocks)  # fmt: skip
+
+
+def table7(runs: Sequence[RunSummary], method: str = "LOKG") -> Table:
+    """Metric changes (Table 7): Δ = mean(ablated) − mean(full) per dataset and module."""
+    mine = [r for r in runs if r.method == method]
+    groups = _group(mine)
+    blocks: dict[str, list] = {}
+    for llm in _ordered({r.llm for r in mine}):
+        rows = []
+        for ds in _ordered({r.dataset for r in mine if r.llm == llm}):
+            full = groups.get((llm, ds, method, "full"))
+            if not full:
+                continue
+            base = _cells(full, TABLE7_COLUMNS)
+            for ab in ABLATIONS[1:]:
+                g = groups.get((llm, ds, method, ab))
+                if g:
+                    cells = _cells(g, TABLE7_COLUMNS)
+                    delta = [
+                        Cell(c.mean - b.mean, None, c.n) for c, b in zip(cells, base, strict=True)
+                    ]
+                    rows.append((ds, ABLATION_LABELS[ab], delta))
+        blocks[llm] = rows
+    return Table("Table 7. Metric changes (Δ = ablated − full)", "Removed module",
+                 TABLE7_COLUMNS, blocks, signed=True)  # fmt: skip
+
+
+BUILDERS = {"5": table5, "6": table6, "7": table7}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs_dir", type=Path, help="directory searched for summary.json files")
+    parser.add_argument("--table", nargs="+", choices=sorted(BUILDERS), default=sorted(BUILDERS))
+    parser.add_argument("--csv-dir", type=Path, default=None, help="also write table<N>.csv here")
+    parser.add_argument("--digits", type=int, default=3)
+    args = parser.parse_args(argv)
+    try:
+        runs = collect_summaries(args.runs_dir)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not runs:
+        print(f"error: no {SUMMARY_FILE} under {args.runs_dir}", file=sys.stderr)
+        return 2
+    for name in args.table:
+        table = BUILDERS[name](runs)
+        print(table.to_markdown(args.digits))
+        if args.csv_dir is not None:
+            args.csv_dir.mkdir(parents=True, exist_ok=True)
+            (args.csv_dir / f"table{name}.csv").write_text(table.to_csv())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,133 @@
+"""The resumable run loop, including a run killed with SIGKILL and restarted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from lokg.eval import QuestionResult, ResultsWriter, read_results, run_questions
+from lokg.llm import LLMCallFailed
+from lokg.typing import Question
+
+QS = [
+    Question(id=f"q{i}", text=f"question {i}?", answers=(f"a{i}",), topic_entities=())
+    for i in range(6)
+]
+
+
+def answer_ok(q: Question) -> QuestionResult:
+    return QuestionResult(
+        id=q.id, question=q.text, gold=list(q.answers), predictions=[f"a{q.id[1:]}"], calls=1
+    )
+
+
+def test_failed_question_is_recorded_and_the_run_goes_on(tmp_path):
+    def answer(q):
+        if q.id == "q2":
+            raise LLMCallFailed("HTTP 500: InternalServerError", attempts=5)
+        return answer_ok(q)
+
+    with ResultsWriter(tmp_path / "r.jsonl") as w:
+        stats = run_questions(QS, answer, w, progress=False, reader_label="llm:x")
+    assert (stats.skipped, stats.answered, stats.failed) == (0, 6, 1)
+    bad = read_results(tmp_path / "r.jsonl").records["q2"]
+    assert bad.status == "failed" and bad.attempts == 5 and "HTTP 500" in bad.error
+    assert bad.reader == "llm:x" and bad.predictions == [] and bad.gold == ["a2"]
+
+
+def test_other_errors_stop_the_run_and_keep_what_was_written(tmp_path):
+    def answer(q):
+        if q.id == "q3":
+            raise KeyError("bug")
+        return answer_ok(q)
+
+    with ResultsWriter(tmp_path / "r.jsonl") as w, pytest.raises(KeyError):
+        run_questions(QS, answer, w, progress=False)
+    assert list(read_results(tmp_path / "r.jsonl").records) == ["q0", "q1", "q2"]
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_resume_skips_finished_ids(tmp_path, concurrency):
+    asked: list[str] = []
+
+    def answer(q):
+        asked.append(q.id)
+        return answer_ok(q)
+
+    with ResultsWriter(tmp_path / "r.jsonl") as w:
+        run_questions(QS[:4], answer, w, progress=False, concurrency=concurrency)
+    with ResultsWriter(tmp_path / "r.jsonl") as w:
+        stats = run_questions(QS, answer, w, progress=False, concurrency=concurrency)
+    assert (stats.skipped, stats.answered) == (4, 2)
+    assert sorted(asked) == sorted(q.id for q in QS)  # each question asked exactly once
+    assert sorted(read_results(tmp_path / "r.jsonl").records) == sorted(q.id for q in QS)
+
+
+def test_duplicate_question_ids_are_rejected(tmp_path):
+    with (
+        ResultsWriter(tmp_path / "r.jsonl") as w,
+        pytest.raises(ValueError, match="'q0' appears more than once"),
+    ):
+        run_questions([QS[0], QS[0]], answer_ok, w, progress=False)
+
+
+def test_mismatched_record_id_is_rejected(tmp_path):
+    with ResultsWriter(tmp_path / "r.jsonl") as w, pytest.raises(ValueError, match="not 'q0'"):
+        run_questions([QS[0]], lambda q: answer_ok(QS[1]), w, progress=False)
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    from lokg.eval import QuestionResult, ResultsWriter, run_questions
+    from lokg.typing import Question
+
+    out, asked_log, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    qs = [Question(id=f"q{i:03d}", text=f"question {i}?", answers=(f"a{i}",), topic_entities=())
+          for i in range(n)]
+
+    def answer(q):
+        with open(asked_log, "a") as fh:
+            fh.write(q.id + "\\n"); fh.flush(); os.fsync(fh.fileno())
+        time.sleep(0.03)
+        return QuestionResult(id=q.id, question=q.text, gold=list(q.answers),
+                              predictions=[f"a{int(q.id[1:])}"], output="x" * 2000, calls=1)
+
+    with ResultsWriter(out, fingerprint="same-config") as w:
+        run_questions(qs, answer, w, concurrency=2, progress=False)
+    """
+)
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_without_loss_duplicates_or_reasking(tmp_path):
+    n = 60
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT)
+    out, log1, log2 = tmp_path / "results.jsonl", tmp_path / "asked1.log", tmp_path / "asked2.log"
+    proc = subprocess.Popen([sys.executable, str(script), str(out), str(log1), str(n)])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if out.exists() and out.read_bytes().count(b"\n") >= 10:
+            break
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = read_results(out).records
+    assert 10 <= len(first) < n, "the run must be killed part-way"
+    subprocess.run(
+        [sys.executable, str(script), str(out), str(log2), str(n)], check=True, timeout=120
+    )
+    final = read_results(out)
+    assert final.torn_line is None
+    assert sorted(final.records) == [f"q{i:03d}" for i in range(n)]  # nothing lost
+    lines = [ln for ln in out.read_text().splitlines() if ln]
+    assert len(lines) == n  # nothing duplicated
+    reasked = set(log2.read_text().split()) & set(first)
+    assert not reasked  # finished questions were not asked again

@@ -1,0 +1,106 @@
+"""Seed aggregation into Tables 5–7 (mean ± sample std), Markdown and CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import pytest
+
+from lokg.eval.tables import (
+    RunSummary,
+    collect_summaries,
+    main,
+    seed_stats,
+    table5,
+    table6,
+    table7,
+    write_run_summary,
+)
+
+
+def run(seed, h1, f1, tok, ablation="full", method="LOKG", dataset="PQ-2hop", llm="deepseek"):
+    metrics = {"hits@1": h1, "f1": f1, "tok/q": tok, "p@1k": f1 * 1000 / tok,
+               "h@1k": h1 * 1000 / tok, "tcr": 1.0, "calls/q": 1.0}  # fmt: skip
+    return RunSummary(dataset, method, ablation, llm, seed, metrics)
+
+
+def test_seed_stats_mean_and_sample_std_by_hand():
+    c = seed_stats([0.6, 0.8, 0.7])
+    assert c.mean == pytest.approx(0.7) and c.std == pytest.approx(0.1)  # ddof = 1
+    assert c.fmt() == "0.700 ± 0.100"
+    assert seed_stats([0.5]).fmt() == "0.500"  # one seed: no std
+    assert seed_stats([math.nan, 1.0]).fmt() == "—"
+
+
+def test_table5_groups_seeds_per_method_lokg_first():
+    runs = [
+        run(1, 0.6, 0.5, 100),
+        run(2, 0.8, 0.7, 100),
+        run(1, 0.5, 0.5, 200, method="KAPING"),
+        run(1, 0.1, 0.1, 100, ablation="no_ittc"),
+    ]
+    t = table5(runs)
+    rows = t.blocks["deepseek"]
+    assert [(d, m) for d, m, _ in rows] == [("PQ-2hop", "LOKG"), ("PQ-2hop", "KAPING")]
+    h1, _, p1k = rows[0][2][:3]
+    assert h1.mean == pytest.approx(0.7) and h1.std == pytest.approx(math.sqrt(0.02))
+    assert p1k.mean == pytest.approx((5.0 + 7.0) / 2)
+    md = t.to_markdown()
+    assert "| Dataset | Method | H@1↑ | F1↑ | P@1K↑ | H@1K↑ | TCR↓ | tok/q↓ | calls/q↓ |" in md
+    assert "| PQ-2hop | LOKG | 0.700 ± 0.141 | 0.600 ± 0.141 |" in md
+
+
+def test_table6_and_table7_deltas_by_hand():
+    runs = [run(1, 0.72, 0.71, 101), run(1, 0.673, 0.681, 104.3, ablation="no_ittc"),
+            run(1, 0.72, 0.71, 101, ablation="no_scos")]  # fmt: skip
+    t6 = table6(runs)
+    assert [label for _, label, _ in t6.blocks["deepseek"]] == [
+        "LOKG (full)",
+        "w/o SCOS",
+        "w/o ITTC",
+    ]
+    t7 = table7(runs)
+    rows = {label: cells for _, label, cells in t7.blocks["deepseek"]}
+    assert rows["w/o ITTC"][0].mean == pytest.approx(0.673 - 0.72)  # ΔH@1 = −0.047 (Table 7)
+    assert rows["w/o SCOS"][1].mean == pytest.approx(0.0)
+    assert "| PQ-2hop | w/o ITTC | −0.047 | −0.029 |" in t7.to_markdown()
+
+
+def test_csv_has_mean_and_std_columns():
+    text = table5([run(1, 0.6, 0.5, 100), run(2, 0.8, 0.7, 100)]).to_csv()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert rows[0]["method"] == "LOKG" and float(rows[0]["hits@1_mean"]) == pytest.approx(0.7)
+    assert (
+        float(rows[0]["hits@1_std"]) == pytest.approx(math.sqrt(0.02)) and rows[0]["seeds"] == "2"
+    )
+
+
+def test_summaries_roundtrip_and_cli(tmp_path, capsys):
+    for s in (1, 2):
+        write_run_summary(tmp_path / f"seed{s}", run(s, 0.5 + 0.1 * s, 0.5, 100))
+    extractive = RunSummary("PQ-2hop", "LOKG", "full", "extractive", 1, {"p@1k": math.nan})
+    write_run_summary(tmp_path / "extractive", extractive)
+    runs = {r.llm: r for r in collect_summaries(tmp_path)}
+    assert math.isnan(runs["extractive"].metrics["p@1k"])
+    assert main([str(tmp_path), "--table", "5", "--csv-dir", str(tmp_path / "csv")]) == 0
+    out = capsys.readouterr().out
+    assert "### deepseek" in out and "### extractive" in out
+    assert (tmp_path / "csv" / "table5.csv").exists()
+
+
+def test_duplicate_seed_and_bad_summary_are_errors(tmp_path):
+    write_run_summary(tmp_path / "a", run(1, 0.5, 0.5, 100))
+    write_run_summary(tmp_path / "b", run(1, 0.6, 0.5, 100))
+    with pytest.raises(ValueError, match="two runs for"):
+        collect_summaries(tmp_path)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "summary.json").write_text("{}")
+    with pytest.raises(ValueError, match=r"c/summary\.json: expected a run summary"):
+        collect_summaries(tmp_path / "c")
+
+
+def test_unknown_ablation_lists_the_choices():
+    with pytest.raises(ValueError, match=r"\['full', 'no_scos', 'no_ittc', 'no_taimr'\]"):
+        run(1, 0.5, 0.5, 100, ablation="no_llm")
