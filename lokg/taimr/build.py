@@ -1,0 +1,91 @@
+"""Factories the ``retriever`` config group instantiates (``_partial_: true``).
+
+``instantiate(cfg.retriever)(kg=..., encoder=..., ...)`` returns a retriever with a
+``retrieve(question_text, topic_entity_labels) -> RetrievalResult`` method.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from lokg.embed import SentenceEncoder
+from lokg.kg.graph import KnowledgeGraph
+from lokg.taimr.info_gain import node_information_gain
+from lokg.taimr.linking import RelationLinker
+from lokg.taimr.path_cache import PathCache
+from lokg.taimr.retriever import SemanticRetriever, TAIMRRetriever
+from lokg.taimr.topology import uniform_log_attention
+from lokg.typing import Question
+
+__all__ = ["build_semantic", "build_taimr"]
+
+ATTENTION = ("gat", "uniform")
+
+
+def build_taimr(
+    kg: KnowledgeGraph,
+    encoder: SentenceEncoder,
+    edge_log_alpha: np.ndarray | None = None,
+    train_questions: Iterable[Question] = (),
+    cache_path: str | os.PathLike | None = None,
+    attention: str = "gat",
+    max_hops: int = 3,
+    k_top: int = 20,
+    beam_width: int = 64,
+    rels_per_hop: int = 3,
+    lambda_topo: float = 1.0,
+    lambda_q: float = 1.0,
+    lambda_rel: float = 1.0,
+    knn_weight: float = 0.9,
+    knn_k: int = 10,
+    link_temperature: float = 0.05,
+    knn_temperature: float = 0.05,
+    relation_linking: str = "chain",
+) -> TAIMRRetriever:
+    """A :class:`TAIMRRetriever` over ``kg``.
+
+    ``attention="gat"`` uses ``edge_log_alpha`` (from
+    :func:`lokg.taimr.topology.gat_log_attention`, required); ``"uniform"`` is the
+    "without GAT" ablation.  ``train_questions`` fit the relation linker (train split only).
+    ``cache_path`` (an ``.npz``) is loaded when it exists; call ``retriever.cache.save`` to
+    persist newly computed entries.
+    """
+    if attention not in ATTENTION:
+        raise ValueError(f"retriever.attention must be one of {ATTENTION}, got {attention!r}")
+    if attention == "gat":
+        if edge_log_alpha is None:
+            raise ValueError("retriever.attention='gat' needs edge_log_alpha from a trained GAT")
+        log_alpha = np.asarray(edge_log_alpha, dtype=np.float64)
+    else:
+        log_alpha = uniform_log_attention(kg)
+    cache = PathCache(kg, log_alpha, node_information_gain(kg), lambda_topo)
+    if cache_path is not None and Path(cache_path).is_file():
+        cache.load(cache_path)
+    linker = None
+    if relation_linking == "chain":
+        linker = RelationLinker(kg, encoder, link_temperature, knn_k, knn_temperature)
+        linker.fit(train_questions)
+    return TAIMRRetriever(
+        kg, encoder, cache, linker, max_hops, k_top, beam_width, rels_per_hop,
+        lambda_q, lambda_rel, knn_weight, relation_linking,
+    )  # fmt: skip
+
+
+def build_semantic(
+    kg: KnowledgeGraph,
+    encoder: SentenceEncoder,
+    max_hops: int = 3,
+    k_top: int = 20,
+    pool_limit: int = 200,
+    **_unused: object,
+) -> SemanticRetriever:
+    """``retriever=off``: plain semantic-similarity retrieval (the "w/o TAIMR" ablation).
+
+    Extra keyword arguments the TAIMR factory takes (``edge_log_alpha``, ``train_questions``,
+    ``cache_path``) are accepted and ignored so both are called the same way.
+    """
+    return SemanticRetriever(kg, encoder, max_hops, k_top, pool_limit)

@@ -1,0 +1,43 @@
+"""The retriever config group instantiates and both retrievers answer the same call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from lokg.taimr.retriever import SemanticRetriever, TAIMRRetriever
+from lokg.taimr.topology import uniform_log_attention
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+@pytest.mark.parametrize("name", ["taimr", "off"])
+def test_retriever_configs_instantiate(name, family, encoder, tmp_path):
+    factory = instantiate(OmegaConf.load(CONFIGS / "retriever" / f"{name}.yaml"))
+    retriever = factory(
+        kg=family,
+        encoder=encoder,
+        edge_log_alpha=uniform_log_attention(family),
+        train_questions=[],
+        cache_path=tmp_path / "paths.npz",
+    )
+    assert isinstance(retriever, TAIMRRetriever if name == "taimr" else SemanticRetriever)
+    assert retriever.k_top == 20 and retriever.max_hops == 3
+    res = retriever.retrieve("which nationality is alice 's couple ?", ["alice"])
+    assert res.answers and set(res.triple_ids) <= set(range(family.num_triples))
+
+
+def test_taimr_config_defaults_are_the_papers():
+    cfg = OmegaConf.load(CONFIGS / "retriever" / "taimr.yaml")
+    assert (cfg.max_hops, cfg.k_top, cfg.lambda_topo, cfg.lambda_q) == (3, 20, 1.0, 1.0)
+
+
+def test_gat_attention_needs_alpha_and_attention_is_validated(family, encoder):
+    factory = instantiate(OmegaConf.load(CONFIGS / "retriever" / "taimr.yaml"))
+    with pytest.raises(ValueError, match="needs edge_log_alpha"):
+        factory(kg=family, encoder=encoder)
+    with pytest.raises(ValueError, match=r"attention must be one of \('gat', 'uniform'\)"):
+        factory(kg=family, encoder=encoder, attention="none")
