@@ -41,17 +41,19 @@ def answer_messages(question: str, evidence: Sequence[str]) -> list[dict]:
     return [{"role": "user", "content": render_answer_prompt(question, evidence)}]
 
 
-# Leading list markers ("1.", "2)", "-", "*", "•") and an "Answer(s):" label.
+# Leading list markers ("1.", "2)", "-", "*", "•") and an "Answer(s):" / "The answer is:" label.
 _MARKER = re.compile(r"^\s*(?:[-*•]+|\(?\d{1,3}[.)]|\(?[a-z][.)])(?=\s)\s*", re.IGNORECASE)
-_LABEL = re.compile(r"^\s*(?:final\s+)?answers?\s*[:：]\s*", re.IGNORECASE)
+_LABEL = re.compile(
+    r"^\s*(?:the\s+)?(?:final\s+)?answers?(?:\s+(?:is|are))?\s*[:：]\s*", re.IGNORECASE
+)
 
 
 def parse_answers(text: str, max_answers: int | None = None) -> list[str]:
     """Answers from a one-answer-per-line output, most likely first.
 
     Each non-empty line is one answer after removing a list marker (``1.``, ``-``,
-    ``*``), an ``Answer:`` label, surrounding quotes and markdown emphasis, and a
-    trailing period. Exact repeats (ignoring case and spacing) are kept once, first
+    ``*``), an ``Answer:`` or ``The answer is:`` label, surrounding quotes and markdown
+    emphasis, and a trailing period. Exact repeats (ignoring case and spacing) are kept once, first
     occurrence first; finer matching is the metrics' job (:mod:`lokg.eval.normalize`,
     which this layer does not import). ``max_answers`` truncates the list.
     """

@@ -58,6 +58,8 @@ def test_messages_are_one_user_turn():
         ("1. Paris\n2) Lyon\n", ["Paris", "Lyon"]),
         ("- united_kingdom\n* france", ["united_kingdom", "france"]),
         ("Answer: Paris.", ["Paris"]),
+        ("The answer is: London", ["London"]),
+        ("Answers are: x", ["x"]),
         ('Answers:\n**Paris**\n\n  \n"Lyon"', ["Paris", "Lyon"]),
         ("Paris\nparis\nPARIS ", ["Paris"]),
         ("", []),
