@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import logging
 import random
+import shutil
+from pathlib import Path
 
 import hydra
+import numpy as np
 import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
+
+from lokg.artifacts import config_key, mark_latest, stage_dir
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +91,52 @@ def run(cfg: DictConfig) -> dict:
         trainer.test(model, datamodule=datamodule, ckpt_path=ckpt)
         metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
     result["metrics"] = metrics
+    from lokg.models.transe_module import TransEModule
+
+    if isinstance(model, TransEModule) and cfg.get("scos") is not None:
+        result["scos_dir"] = run_scos_stage(cfg, datamodule, model, trainer, seed)
     result["trainer"] = trainer
     result["model"] = model
     result["datamodule"] = datamodule
     return result
+
+
+def merged_relation_embeddings(embeddings: np.ndarray, mapping: np.ndarray) -> np.ndarray:
+    """``[R*, d]``: each merged cluster's embedding is the mean of its members' (Sec. 2.3)."""
+    num = int(mapping.max()) + 1 if len(mapping) else 0
+    sums = np.zeros((num, embeddings.shape[1]), dtype=np.float64)
+    np.add.at(sums, mapping, embeddings)
+    counts = np.bincount(mapping, minlength=num)[:, None]
+    return (sums / counts).astype(np.float32)
+
+
+def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed: int) -> Path:
+    """SCOS on the fitted TransE: write ``scos-<key>/`` under the dataset's artifacts.
+
+    The directory holds the SCOS result (``scos/``: phi, compressed KG, merge report),
+    the TransE relation embeddings before (``relation_embeddings.npy``, [R0, d]) and after
+    merging (``relation_embeddings_merged.npy``, [R*, d]), the TransE checkpoint and the
+    config that produced them; it becomes the latest ``scos`` artifact of the dataset.
+    """
+    from lokg.scos import compress
+
+    embeddings = model.relation_embeddings()
+    result = compress(datamodule.kg, embeddings, OmegaConf.to_container(cfg.scos, resolve=True))
+    print(result.format_report().splitlines()[0], flush=True)
+    key = config_key(cfg.model, cfg.trainer.get("max_epochs"), cfg.scos, seed)
+    out = stage_dir(datamodule.artifact_dir, "scos", key)
+    if out.exists():
+        shutil.rmtree(out)
+    result.save(out / "scos")
+    np.save(out / "relation_embeddings.npy", embeddings)
+    np.save(
+        out / "relation_embeddings_merged.npy",
+        merged_relation_embeddings(embeddings, result.mapping),
+    )
+    ckpt = trainer.checkpoint_callback.last_model_path if trainer.checkpoint_callback else ""
+    if ckpt:
+        shutil.copy(ckpt, out / "transe.ckpt")
+    OmegaConf.save(cfg, out / "config.yaml", resolve=True)
+    mark_latest(datamodule.artifact_dir, "scos", out)
+    log.info("SCOS artifacts: %s", out)
+    return out
