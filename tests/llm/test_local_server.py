@@ -31,7 +31,12 @@ needs_llama = pytest.mark.skipif(
 @pytest.mark.slow
 @needs_llama
 def test_local_server_answers_with_usage_and_cache_makes_rerun_free(tmp_path):
-    client = LocalChatClient(cache_path=tmp_path / "cache.sqlite", n_threads=2, n_ctx=4096)
+    # One thread and a short generation limit keep this plumbing test fast on a shared
+    # 2-core machine: with n_threads=2 under a load of ~4, llama.cpp's spinning worker
+    # threads made the same test take 83-100 s instead of ~2 s.
+    client = LocalChatClient(
+        cache_path=tmp_path / "cache.sqlite", n_threads=1, n_ctx=2048, max_tokens=32
+    )
     reader = LLMReader(client)
     try:
         first = [reader.answer(q, EVIDENCE) for q in QUESTIONS]
