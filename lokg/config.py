@@ -41,6 +41,7 @@ class PathsConfig:
     artifacts_dir: str = "artifacts"
     log_dir: str = "logs"
     output_dir: str = "outputs"
+    llm_cache: str | None = None
 
 
 @dataclass
