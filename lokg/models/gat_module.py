@@ -13,8 +13,8 @@ disjoint union.  The receptive field of the 2-layer GAT is truncated to that sub
 with neighbour sampling), so a 1M-triple graph is never materialised in a training step.
 
 Validation: ``val/paths_recall`` = fraction of val questions whose gold answer ends one of
-the ``k_top`` best paths by S_topo (Eq. (16), with mu) inside the question's subgraph, and
-``val/loss``.
+the ``k_top`` best paths by S_topo (Eq. (16), with mu) inside the question's subgraph,
+``val/hits@1`` = the same for the single best path, and ``val/loss``.
 
 Inputs that come from other stages are given through :meth:`GATModule.set_graph` before
 ``fit`` (train.py does it): the graph, the node features (sentence encoder over entity
@@ -270,11 +270,13 @@ class GATModule(pl.LightningModule):
             return
         _, alpha = self(batch, questions)
         self.log("val/loss", self._loss(alpha, batch["positive"]), batch_size=len(questions))
-        recall = self._paths_recall(batch, alpha.mean(dim=1))
+        recall, hits = self._paths_recall(batch, alpha.mean(dim=1))
         self.log("val/paths_recall", recall, batch_size=len(questions), prog_bar=True)
+        self.log("val/hits@1", hits, batch_size=len(questions))
 
-    def _paths_recall(self, batch: dict, alpha: Tensor) -> float:
-        """Share of questions whose answer ends one of the k_top best S_topo paths."""
+    def _paths_recall(self, batch: dict, alpha: Tensor) -> tuple[float, float]:
+        """Shares of questions whose answer ends one of the k_top best S_topo paths, and
+        the best one (a GAT-only Hits@1: no relation linking, no S_sem)."""
         assert self._mu is not None
         hp = self.hparams
         ei = batch["edge_index"].cpu().numpy()
@@ -285,7 +287,7 @@ class GATModule(pl.LightningModule):
         out: dict[int, list[int]] = {}
         for e, u in enumerate(ei[0].tolist()):
             out.setdefault(u, []).append(e)
-        found = 0
+        found = top1 = 0
         for topic, answers in zip(batch["topics"], batch["answers"], strict=True):
             paths = [(0.0, topic)]
             ends: list[tuple[float, int]] = []
@@ -298,7 +300,9 @@ class GATModule(pl.LightningModule):
                 ends.extend(paths)
             ends.sort(key=lambda x: -x[0])
             found += bool(answers & {v for _, v in ends[: hp.k_top]})
-        return found / max(len(batch["topics"]), 1)
+            top1 += bool(ends) and ends[0][1] in answers
+        n = max(len(batch["topics"]), 1)
+        return found / n, top1 / n
 
     def configure_optimizers(self):
         params = [p for p in self.parameters() if p.requires_grad]

@@ -64,6 +64,7 @@ class PathCache:
         self.edge_score = (edge_log_alpha + gain).astype(np.float64)  # [T]
         self.fingerprint = self._fingerprint(edge_log_alpha, mu)
         self.entries: dict[tuple[int, int], CacheEntry] = {}
+        self._relations: dict[int, np.ndarray] = {}
         self.hits = 0
         self.misses = 0
 
@@ -94,8 +95,12 @@ class PathCache:
         return entry
 
     def relations_of(self, head: int) -> np.ndarray:
-        """Distinct relations on the out-edges of ``head`` (sorted)."""
-        return np.unique(self.kg.triples_np[self.kg.out_triples(int(head)), 1])
+        """Distinct relations on the out-edges of ``head`` (sorted; memoised)."""
+        rels = self._relations.get(int(head))
+        if rels is None:
+            rels = np.unique(self.kg.triples_np[self.kg.out_triples(int(head)), 1])
+            self._relations[int(head)] = rels
+        return rels
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> Path:

@@ -191,8 +191,14 @@ class TAIMRRetriever:
                         continue
                     lp = 0.0 if chain is None else (-self._uniform if row is None else row[r])
                     e_tids, e_tails, e_scores = self.cache.get(v, r)
+                    # entries are sorted best first and the rank offset is the same for the
+                    # whole entry, so at most beam_width of them can survive this hop
+                    w = self.beam_width
                     for t, tail, inc in zip(
-                        e_tids.tolist(), e_tails.tolist(), e_scores.tolist(), strict=True
+                        e_tids[:w].tolist(),
+                        e_tails[:w].tolist(),
+                        e_scores[:w].tolist(),
+                        strict=True,
                     ):
                         st, sh = s_topo + inc, s_hop + float(lp)
                         expanded.append(
