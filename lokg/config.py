@@ -41,6 +41,7 @@ class PathsConfig:
     artifacts_dir: str = "artifacts"
     log_dir: str = "logs"
     output_dir: str = "outputs"
+    cache_dir: str | None = None
     llm_cache: str | None = None
 
 

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import logging
 import random
-import shutil
-from pathlib import Path
 
 import hydra
-import numpy as np
 import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
+from pytorch_lightning.utilities.model_helpers import is_overridden
 
-from lokg.artifacts import config_key, mark_latest, stage_dir
+from lokg import stages
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +69,19 @@ def run(cfg: DictConfig) -> dict:
     if cfg.get("model") is None:
         return result
 
-    model = hydra.utils.instantiate(cfg.model, **datamodule.model_kwargs())
+    from lokg.models.gat_module import GATModule
+    from lokg.models.transe_module import TransEModule
+
+    build = hydra.utils.instantiate(cfg.model, _partial_=True)
+    gat_art = None
+    if isinstance(build.func, type) and issubclass(build.func, GATModule):
+        # the GAT runs on SCOS's compressed graph, with encoder node features
+        embedder = hydra.utils.instantiate(cfg.embedder)
+        gat_art, sizes = stages.prepare_gat(cfg, datamodule, embedder)
+        model = build(**sizes)
+        feats = stages.attach_gat_graph(model, gat_art, embedder)
+    else:
+        model = build(**datamodule.model_kwargs())
     callbacks = instantiate_list(cfg.get("callbacks"))
     loggers = instantiate_list(cfg.get("logger"))
     trainer: pl.Trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks, logger=loggers)
@@ -82,7 +92,7 @@ def run(cfg: DictConfig) -> dict:
     if cfg.train:
         trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
     metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}
-    if cfg.test:
+    if cfg.test and is_overridden("test_step", model):  # link prediction/GAT: val only
         ckpt = (
             "best"
             if trainer.checkpoint_callback and trainer.checkpoint_callback.best_model_path
@@ -91,52 +101,13 @@ def run(cfg: DictConfig) -> dict:
         trainer.test(model, datamodule=datamodule, ckpt_path=ckpt)
         metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
     result["metrics"] = metrics
-    from lokg.models.transe_module import TransEModule
-
     if isinstance(model, TransEModule) and cfg.get("scos") is not None:
-        result["scos_dir"] = run_scos_stage(cfg, datamodule, model, trainer, seed)
+        result["scos_dir"] = stages.run_scos_stage(cfg, datamodule, model, trainer, seed)
+    if gat_art is not None:
+        result["gat_dir"] = stages.run_gat_stage(
+            cfg, datamodule, model, trainer, gat_art, feats, seed
+        )
     result["trainer"] = trainer
     result["model"] = model
     result["datamodule"] = datamodule
     return result
-
-
-def merged_relation_embeddings(embeddings: np.ndarray, mapping: np.ndarray) -> np.ndarray:
-    """``[R*, d]``: each merged cluster's embedding is the mean of its members' (Sec. 2.3)."""
-    num = int(mapping.max()) + 1 if len(mapping) else 0
-    sums = np.zeros((num, embeddings.shape[1]), dtype=np.float64)
-    np.add.at(sums, mapping, embeddings)
-    counts = np.bincount(mapping, minlength=num)[:, None]
-    return (sums / counts).astype(np.float32)
-
-
-def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed: int) -> Path:
-    """SCOS on the fitted TransE: write ``scos-<key>/`` under the dataset's artifacts.
-
-    The directory holds the SCOS result (``scos/``: phi, compressed KG, merge report),
-    the TransE relation embeddings before (``relation_embeddings.npy``, [R0, d]) and after
-    merging (``relation_embeddings_merged.npy``, [R*, d]), the TransE checkpoint and the
-    config that produced them; it becomes the latest ``scos`` artifact of the dataset.
-    """
-    from lokg.scos import compress
-
-    embeddings = model.relation_embeddings()
-    result = compress(datamodule.kg, embeddings, OmegaConf.to_container(cfg.scos, resolve=True))
-    print(result.format_report().splitlines()[0], flush=True)
-    key = config_key(cfg.model, cfg.trainer.get("max_epochs"), cfg.scos, seed)
-    out = stage_dir(datamodule.artifact_dir, "scos", key)
-    if out.exists():
-        shutil.rmtree(out)
-    result.save(out / "scos")
-    np.save(out / "relation_embeddings.npy", embeddings)
-    np.save(
-        out / "relation_embeddings_merged.npy",
-        merged_relation_embeddings(embeddings, result.mapping),
-    )
-    ckpt = trainer.checkpoint_callback.last_model_path if trainer.checkpoint_callback else ""
-    if ckpt:
-        shutil.copy(ckpt, out / "transe.ckpt")
-    OmegaConf.save(cfg, out / "config.yaml", resolve=True)
-    mark_latest(datamodule.artifact_dir, "scos", out)
-    log.info("SCOS artifacts: %s", out)
-    return out
