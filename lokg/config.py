@@ -78,6 +78,10 @@ class EvaluateConfig:
     split: str = "test"
     limit: int | None = None
     budget: int = 2048
+    method: str = "LOKG"
+    ablation: str = "full"
+    scos_dir: str | None = None
+    gat_dir: str | None = None
     data: Any = None
     model: Any = None
     scos: Any = None

@@ -1,0 +1,145 @@
+"""The evaluation job behind ``evaluate.py``: answer a split with one reader call per
+question, record every question (resumably) and report the paper's metrics.
+
+Results live in ``<log_dir>/evaluate/results/<dataset>/<key>/results.jsonl`` where ``key``
+hashes everything that changes answers (data, SCOS, retriever, encoder, reader, embedder,
+budget, split, limit, seed) and nothing machine-specific, so re-running the same command
+after a crash resumes: finished questions are skipped, none is asked twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+import hydra
+import pytorch_lightning as pl
+from omegaconf import DictConfig, OmegaConf
+
+from lokg.artifacts import config_key
+from lokg.data.splits import SPLITS
+from lokg.eval.metrics import aggregate
+from lokg.eval.results import ResultsWriter
+from lokg.eval.runner import run_questions
+from lokg.eval.tables import ABLATIONS, RunSummary, write_run_summary
+from lokg.llm import build_reader
+from lokg.pipeline import LOKG, check_budget
+from lokg.train import format_stats, instantiate_list, resolve_seed
+
+log = logging.getLogger(__name__)
+
+_MACHINE_KEYS = {"cache_path", "cache_dir", "artifacts_dir", "model_path"}
+REPORT_ORDER = (
+    "hits@1", "hit", "f1", "coverage", "tcr", "p@1k", "h@1k", "tok/q", "calls/q",
+    "retrieval_latency_s", "failed", "n",
+)  # fmt: skip
+
+
+def _strip_machine(node):
+    if isinstance(node, dict):
+        return {k: _strip_machine(v) for k, v in node.items() if k not in _MACHINE_KEYS}
+    if isinstance(node, list):
+        return [_strip_machine(v) for v in node]
+    return node
+
+
+def run_key(cfg: DictConfig) -> str:
+    """Hash of what determines the answers (no paths, loggers or tags)."""
+    keys = ("data", "scos", "retriever", "encoder", "llm", "embedder", "budget", "split",
+            "limit", "seed", "scos_dir", "gat_dir")  # fmt: skip
+    plain = {k: OmegaConf.to_container(cfg, resolve=True).get(k) for k in keys}
+    return config_key(_strip_machine(plain))
+
+
+def format_metrics(metrics: dict[str, float]) -> str:
+    def fmt(v: float) -> str:
+        if isinstance(v, float) and math.isnan(v):
+            return "—"
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.4f}"
+
+    keys = [k for k in REPORT_ORDER if k in metrics]
+    return "\n".join(f"  {k:<22s} {fmt(metrics[k])}" for k in keys)
+
+
+def run(cfg: DictConfig) -> dict:
+    """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics."""
+    budget = check_budget(cfg.budget)
+    if cfg.split not in SPLITS:
+        raise ValueError(f"split={cfg.split!r}; expected one of {SPLITS}")
+    if cfg.limit is not None and cfg.limit <= 0:
+        raise ValueError(f"limit={cfg.limit}; expected a positive number of questions or null")
+    if cfg.ablation not in ABLATIONS:
+        raise ValueError(f"ablation={cfg.ablation!r}; expected one of {list(ABLATIONS)}")
+    seed = resolve_seed(cfg.seed)
+    pl.seed_everything(seed, workers=True)
+    reader = build_reader(cfg.llm)  # a missing API key fails here, before any work
+    try:
+        datamodule = hydra.utils.instantiate(cfg.data)
+        datamodule.prepare_data()
+        datamodule.setup("test")
+        print(format_stats(datamodule.summary()), flush=True)
+        questions = datamodule.questions[cfg.split]
+        if cfg.limit is not None:
+            questions = questions[: cfg.limit]
+        if not questions:
+            raise ValueError(f"{datamodule.name}: split {cfg.split!r} has no questions")
+        pipeline = LOKG.from_config(cfg, datamodule, reader)
+        run_dir = Path(cfg.paths.log_dir) / "evaluate" / "results" / datamodule.name / run_key(cfg)
+        writer = ResultsWriter(run_dir / "results.jsonl", fingerprint=run_key(cfg))
+        try:
+            run_questions(
+                questions,
+                lambda q: pipeline.answer(q).result,
+                writer,
+                concurrency=reader.max_concurrency,
+                reader_label=reader.label,
+                desc=f"{cfg.method} {datamodule.name}/{cfg.split}",
+            )
+            records = [writer.records[q.id] for q in questions]
+        finally:
+            writer.close()
+    finally:
+        reader.close()
+    metrics = aggregate(r.score() for r in records)
+    dataset = datamodule.name
+    print(
+        f"{cfg.method} on {dataset}/{cfg.split} ({len(records)} questions, B={budget}, "
+        f"reader {reader.label}):\n{format_metrics(metrics)}\nresults: {run_dir}",
+        flush=True,
+    )
+    summary = RunSummary(dataset, cfg.method, cfg.ablation, reader.label, seed, metrics)
+    write_run_summary(run_dir, summary)
+    log_to_loggers(cfg, metrics, records, seed)
+    return {"metrics": metrics, "run_dir": run_dir, "records": records, "seed": seed}
+
+
+def log_to_loggers(cfg: DictConfig, metrics: dict[str, float], records, seed: int) -> None:
+    """Metrics as ``test/<name>``, the config, and (W&B) a per-question table."""
+    loggers = instantiate_list(cfg.get("logger"))
+    if not loggers:
+        return
+    hparams = OmegaConf.to_container(cfg, resolve=True)
+    hparams["seed"] = seed
+    clean = {f"test/{k}": v for k, v in metrics.items() if not math.isnan(v)}
+    for lg in loggers:
+        lg.log_hyperparams(hparams)
+        lg.log_metrics(clean)
+        if hasattr(lg, "log_table"):  # WandbLogger
+            lg.log_table(
+                key="test/questions",
+                columns=["id", "question", "gold", "prediction", "evidence", "tokens", "status"],
+                data=[
+                    [
+                        r.id,
+                        r.question,
+                        " | ".join(r.gold),
+                        " | ".join(r.predictions[:3]),
+                        r.context or "",
+                        r.tokens,
+                        r.status,
+                    ]
+                    for r in records
+                ],
+            )
+        lg.finalize("success")
