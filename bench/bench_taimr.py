@@ -237,21 +237,14 @@ def latency(args: argparse.Namespace) -> None:
     print(f"PQL-3H ({kg.num_triples} triples, MiniLM, n={len(qs)}): "
           + "  ".join(f"{k}={v:.2f}ms" for k, v in stats.items()), flush=True)  # fmt: skip
 
-    # synthetic graph: 1M triples, 200k entities, 50 relations, degrees ~ rank^-0.9 (hubs)
-    E, R, T = 200_000, 50, 1_000_000
-    popularity = 1.0 / np.arange(1, E + 1) ** 0.9
-    popularity /= popularity.sum()
-    perm = rng.permutation(E)
-    heads = perm[rng.choice(E, T, p=popularity)]
-    tails = perm[rng.choice(E, T, p=popularity)]  # hubs are both sources and sinks
-    triples = np.stack([heads, rng.integers(0, R, T), tails], 1)
     t0 = time.perf_counter()
-    big = KnowledgeGraph.from_ids(triples, E, R, name="synthetic-1M")
+    big, heads = synthetic_graph(rng)
     mu, log_alpha = node_information_gain(big), uniform_log_attention(big)
     build = time.perf_counter() - t0
     renc = RandomEncoder(model_id="bench/random")
     blinker = RelationLinker(big, renc)
-    topics = heads[rng.integers(0, T, args.n)]  # topic entities drawn by degree
+    R = big.num_relations
+    topics = heads[rng.integers(0, len(heads), args.n)]  # topic entities drawn by degree
     qs = [
         (f"what is the {big.relations.label(int(rng.integers(R)))} of "
          f"{big.entities.label(int(t))} 's {big.relations.label(int(rng.integers(R)))} ?",
@@ -264,6 +257,60 @@ def latency(args: argparse.Namespace) -> None:
           + "  ".join(f"{k}={v:.2f}ms" for k, v in stats.items()), flush=True)  # fmt: skip
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak:.0f} MiB", flush=True)
+
+
+def synthetic_graph(rng: np.random.Generator, E=200_000, R=50, T=1_000_000):
+    """1M triples, 200k entities, 50 relations, degrees ~ rank^-0.9 (hubs)."""
+    popularity = 1.0 / np.arange(1, E + 1) ** 0.9
+    popularity /= popularity.sum()
+    perm = rng.permutation(E)
+    heads = perm[rng.choice(E, T, p=popularity)]
+    tails = perm[rng.choice(E, T, p=popularity)]
+    triples = np.stack([heads, rng.integers(0, R, T), tails], 1)
+    return KnowledgeGraph.from_ids(triples, E, R, name="synthetic-1M"), heads
+
+
+def train_step(args: argparse.Namespace) -> None:
+    """GAT training step time and peak memory on the synthetic 1M-triple graph."""
+    import resource
+
+    import torch
+
+    from lokg.models.gat_module import GATModule
+
+    rng = np.random.default_rng(0)
+    kg, heads = synthetic_graph(rng)
+    feats = torch.randn(kg.num_entities, 384)
+    module = GATModule(kg.num_entities, kg.num_relations, node_dim=384)
+    module.set_graph(kg, feats)
+    opt = module.configure_optimizers()
+    questions = []
+    for i in range(args.n * 32):
+        topic = int(heads[rng.integers(0, len(heads))])
+        mid = kg.triples_np[rng.choice(kg.out_triples(topic)), 2]
+        outs = kg.out_triples(int(mid))
+        ans = int(kg.triples_np[rng.choice(outs), 2]) if len(outs) else int(mid)
+        questions.append(
+            Question(f"s{i}", "?", (kg.entities.label(ans),), (kg.entities.label(topic),))
+        )
+    times, edges = [], []
+    module.train()
+    for b in range(args.n):
+        batch = questions[b * 32 : (b + 1) * 32]
+        t0 = time.perf_counter()
+        loss = module.training_step(batch, b)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        times.append(time.perf_counter() - t0)
+        edges.append(len(module._batch(batch)["edge_type"]))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"GAT train step on synthetic 1M (batch 32 questions, max_fanout=16, n={args.n}): "
+        f"p50={np.median(times) * 1e3:.0f}ms p95={np.percentile(times, 95) * 1e3:.0f}ms, "
+        f"median subgraph edges {int(np.median(edges))}, peak RSS {peak:.0f} MiB",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -279,11 +326,10 @@ def main() -> None:
     lat.add_argument("--data", type=Path, required=True)
     lat.add_argument("--cache", type=Path, default=None)
     lat.add_argument("--n", type=int, default=200)
+    tr = sub.add_parser("train")
+    tr.add_argument("--n", type=int, default=20)
     args = parser.parse_args()
-    if args.cmd == "quality":
-        quality(args)
-    else:
-        latency(args)
+    {"quality": quality, "latency": latency, "train": train_step}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,10 @@ i.e. ``-log alpha_m(u -> v | r)``, averaged over heads and positive edges.  This
 the term Eq. (16) sums along a path, so training raises S_topo of answer-bearing paths.
 
 Mini-batches are per-question subgraphs: the edges of the ``max_hops`` out-ball of each
-topic entity, with their heads' other out-edges (so every softmax group is complete), as a
-disjoint union.  The receptive field of the 2-layer GAT is truncated to that subgraph (as
-with neighbour sampling), so a 1M-triple graph is never materialised in a training step.
+topic entity, with their heads' other out-edges (so every softmax group is complete, up to
+``max_fanout`` sampled out-edges per node for hubs), as a disjoint union.  The receptive
+field of the 2-layer GAT is truncated to that subgraph (as with neighbour sampling), so a
+1M-triple graph is never materialised in a training step.
 
 Validation: ``val/paths_recall`` = fraction of val questions whose gold answer ends one of
 the ``k_top`` best paths by S_topo (Eq. (16), with mu) inside the question's subgraph,
@@ -46,12 +47,20 @@ RELATION_SOURCES = ("learned", "fixed")
 
 
 def question_subgraph(
-    kg: KnowledgeGraph, topic: int, answers: Sequence[int], max_hops: int
+    kg: KnowledgeGraph,
+    topic: int,
+    answers: Sequence[int],
+    max_hops: int,
+    max_fanout: int | None = None,
+    seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``max_hops`` out-ball of ``topic`` and the shortest-path positives.
 
     Returns ``(nodes [n], triple_ids [m], positive [m] bool)``: every out-edge of every node
     at distance < ``max_hops``; ``positive`` marks edges on a shortest topic -> answer path.
+    With ``max_fanout``, a node with more out-edges keeps a uniform sample of that many
+    (neighbour sampling, seeded by ``seed`` and the node), so hubs of a large graph do not
+    pull the whole graph into one question's subgraph.
     """
     dist = {topic: 0}
     order = [topic]
@@ -61,7 +70,11 @@ def question_subgraph(
         u = queue.popleft()
         if dist[u] >= max_hops:
             continue
-        for t in kg.out_triples(u).tolist():
+        out = kg.out_triples(u)
+        if max_fanout is not None and len(out) > max_fanout:
+            rng = np.random.default_rng((seed, u))
+            out = np.sort(rng.choice(out, max_fanout, replace=False))
+        for t in out.tolist():
             tids.append(t)
             v = int(kg.triples_np[t, 2])
             if v not in dist:
@@ -95,6 +108,7 @@ class GATModule(pl.LightningModule):
         max_hops: L of the subgraphs and positives (3).
         k_top: paths counted by ``val/paths_recall`` (20).
         beam_width: paths kept per hop by the validation search (64).
+        max_fanout: out-edges sampled per node in training subgraphs (16; ``None`` = all).
         lambda_topo: weight of log mu in the validation S_topo (1.0).
         relation_source: ``"learned"`` (trainable table) or ``"fixed"`` (TransE's, given to
             :meth:`set_graph`).
@@ -118,6 +132,7 @@ class GATModule(pl.LightningModule):
         max_hops: int = 3,
         k_top: int = 20,
         beam_width: int = 64,
+        max_fanout: int | None = 16,
         lambda_topo: float = 1.0,
         relation_source: str = "learned",
         query_conditioning: bool = False,
@@ -200,7 +215,9 @@ class GATModule(pl.LightningModule):
             if topic is None:
                 continue
             ans = [a for a in (kg.entities.get(x) for x in q.answers) if a is not None]
-            n, t, p = question_subgraph(kg, topic, ans, self.hparams.max_hops)
+            n, t, p = question_subgraph(
+                kg, topic, ans, self.hparams.max_hops, self.hparams.max_fanout, self.current_epoch
+            )
             local = {int(g): i + offset for i, g in enumerate(n.tolist())}
             tri = kg.triples_np[t]
             edges.append(

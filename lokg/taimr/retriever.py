@@ -20,7 +20,6 @@ set passed to ITTC.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -180,12 +179,14 @@ class TAIMRRetriever:
             (0.0, 0.0, 0.0, (topic,), (), ())
         ]
         kept: list[tuple[float, float, float, tuple, tuple, tuple]] = []
+        w = self.beam_width
         for hop in range(self.max_hops):
             allowed = self._allowed(chain, hop)
             row = None if chain is None else chain.hop_log_probs(hop)
-            expanded = []
-            for _, s_topo, s_hop, ents, tids, rels in beam:
-                v = ents[-1]
+            # candidate segments as arrays: (beam index, relation, log P_hop, tids, tails, inc)
+            parts = []
+            for bi, item in enumerate(beam):
+                v = item[3][-1]
                 for r in self.cache.relations_of(v).tolist():
                     if allowed is not None and r not in allowed:
                         continue
@@ -193,28 +194,32 @@ class TAIMRRetriever:
                     e_tids, e_tails, e_scores = self.cache.get(v, r)
                     # entries are sorted best first and the rank offset is the same for the
                     # whole entry, so at most beam_width of them can survive this hop
-                    w = self.beam_width
-                    for t, tail, inc in zip(
-                        e_tids[:w].tolist(),
-                        e_tails[:w].tolist(),
-                        e_scores[:w].tolist(),
-                        strict=True,
-                    ):
-                        st, sh = s_topo + inc, s_hop + float(lp)
-                        expanded.append(
-                            (
-                                st + self.lambda_rel * sh,
-                                st,
-                                sh,
-                                (*ents, tail),
-                                (*tids, t),
-                                (*rels, r),
-                            )
-                        )
-            beam = heapq.nlargest(self.beam_width, expanded, key=lambda item: item[0])
-            kept.extend(beam)
-            if not beam:
+                    parts.append((bi, r, float(lp), e_tids[:w], e_tails[:w], e_scores[:w]))
+            if not parts:
                 break
+            sizes = [len(p[3]) for p in parts]
+            b_idx = np.repeat([p[0] for p in parts], sizes)
+            rel = np.repeat([p[1] for p in parts], sizes)
+            s_topo = np.array([it[1] for it in beam])[b_idx] + np.concatenate([p[5] for p in parts])
+            s_hop = np.array([it[2] for it in beam])[b_idx] + np.repeat(
+                [p[2] for p in parts], sizes
+            )
+            tid = np.concatenate([p[3] for p in parts])
+            tail = np.concatenate([p[4] for p in parts])
+            rank = s_topo + self.lambda_rel * s_hop
+            top = np.argsort(-rank, kind="stable")[:w]  # ties keep expansion order
+            beam = [
+                (
+                    float(rank[i]),
+                    float(s_topo[i]),
+                    float(s_hop[i]),
+                    (*beam[b_idx[i]][3], int(tail[i])),
+                    (*beam[b_idx[i]][4], int(tid[i])),
+                    (*beam[b_idx[i]][5], int(rel[i])),
+                )
+                for i in top.tolist()
+            ]
+            kept.extend(beam)
         paths = []
         for _, s_topo, _, ents, tids, rels in kept:
             s_link = 0.0 if chain is None else chain.chain_log_prob(rels, self.knn_weight)

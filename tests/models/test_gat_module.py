@@ -121,3 +121,11 @@ def test_model_config_has_the_papers_values(kg):
     assert (hp.num_layers, hp.heads, hp.hidden, hp.dropout, hp.rel_dim) == (2, 4, 128, 0.3, 64)
     assert hp.query_conditioning is False
     assert isinstance(m.configure_optimizers(), torch.optim.Adam)
+
+
+def test_fanout_samples_hub_out_edges():
+    hub = KnowledgeGraph.from_labeled_triples([("h", "r", f"t{i}") for i in range(10)])
+    nodes, tids, _ = question_subgraph(hub, hub.entities["h"], [], 2, max_fanout=3, seed=1)
+    assert len(tids) == 3 and len(nodes) == 4
+    again = question_subgraph(hub, hub.entities["h"], [], 2, max_fanout=3, seed=1)[1]
+    assert np.array_equal(tids, again)  # seeded
