@@ -24,7 +24,11 @@ from lokg.taimr.info_gain import node_information_gain
 from lokg.taimr.linking import RelationLinker
 from lokg.taimr.path_cache import PathCache
 from lokg.taimr.retriever import SemanticRetriever, TAIMRRetriever
-from lokg.taimr.topology import gat_log_attention, uniform_log_attention
+from lokg.taimr.topology import (
+    QueryConditionedAttention,
+    gat_log_attention,
+    uniform_log_attention,
+)
 from lokg.typing import Question
 
 KB_OF = {
@@ -171,6 +175,18 @@ def quality(args: argparse.Namespace) -> None:
             configs["linking, GAT alpha, no mu"] = TAIMRRetriever(
                 kg, encoder, PathCache(kg, gat_alpha, mu, lambda_topo=0.0), linker
             )
+            qc = trained[True]
+            qa = QueryConditionedAttention(
+                qc.gat, kg, feats, qc.relation_table.weight.detach(), encoder
+            )
+            configs["paper S_topo+S_sem, query-cond. GAT"] = TAIMRRetriever(
+                kg, encoder, PathCache(kg, gat_alpha, mu), relation_linking="off",
+                query_attention=qa,
+            )  # fmt: skip
+            configs["linking, query-cond. GAT, no mu"] = TAIMRRetriever(
+                kg, encoder, PathCache(kg, gat_alpha, mu, lambda_topo=0.0), linker,
+                query_attention=qa,
+            )  # fmt: skip
         for label, retriever in configs.items():
             h1, rec, p50 = evaluate(retriever, test)
             print(

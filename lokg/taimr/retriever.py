@@ -20,7 +20,7 @@ set passed to ITTC.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,6 +111,9 @@ class TAIMRRetriever:
         knn_weight: weight of the training-question chain prior inside S_link (0.9).
         relation_linking: ``"chain"`` (link relations per hop and restrict expansion to the
             linked (head, relation) keys) or ``"off"`` (expand every relation, S_link = 0).
+        query_attention: optional per-question attention (``(question, topic) -> (triple
+            ids, log alpha)``, e.g. :class:`~lokg.taimr.topology.QueryConditionedAttention`)
+            overlaid on the cache for that question (beyond the paper; ``None`` = off).
     """
 
     def __init__(
@@ -127,6 +130,7 @@ class TAIMRRetriever:
         lambda_rel: float = 1.0,
         knn_weight: float = 0.9,
         relation_linking: str = "chain",
+        query_attention: Callable[[str, int], tuple[np.ndarray, np.ndarray]] | None = None,
     ):
         if relation_linking not in RELATION_LINKING:
             raise ValueError(
@@ -157,6 +161,7 @@ class TAIMRRetriever:
         self.lambda_rel = lambda_rel
         self.knn_weight = knn_weight
         self.relation_linking = relation_linking
+        self.query_attention = query_attention
         self._uniform = float(np.log(max(kg.num_relations, 1)))
 
     # ------------------------------------------------------------------ search
@@ -169,11 +174,15 @@ class TAIMRRetriever:
             return from_prior or None
         return set(chain.top_relations(hop, self.rels_per_hop).tolist()) | from_prior
 
-    def search(self, topic: int, chain: LinkedChain | None) -> list[RetrievedPath]:
+    def search(
+        self, topic: int, chain: LinkedChain | None, cache: PathCache | None = None
+    ) -> list[RetrievedPath]:
         """Beam search on S_topo (+ lambda_rel * per-hop linking) up to ``max_hops``.
 
         Returns every path kept by the beam at any depth (k = 1..L), with S_topo and S_link.
+        ``cache`` defaults to the retriever's shared cache.
         """
+        cache = self.cache if cache is None else cache
         # beam item: (rank, s_topo, s_hop, entities, triple ids, relations)
         beam: list[tuple[float, float, float, tuple, tuple, tuple]] = [
             (0.0, 0.0, 0.0, (topic,), (), ())
@@ -187,11 +196,11 @@ class TAIMRRetriever:
             parts = []
             for bi, item in enumerate(beam):
                 v = item[3][-1]
-                for r in self.cache.relations_of(v).tolist():
+                for r in cache.relations_of(v).tolist():
                     if allowed is not None and r not in allowed:
                         continue
                     lp = 0.0 if chain is None else (-self._uniform if row is None else row[r])
-                    e_tids, e_tails, e_scores = self.cache.get(v, r)
+                    e_tids, e_tails, e_scores = cache.get(v, r)
                     # entries are sorted best first and the rank offset is the same for the
                     # whole entry, so at most beam_width of them can survive this hop
                     parts.append((bi, r, float(lp), e_tids[:w], e_tails[:w], e_scores[:w]))
@@ -235,7 +244,10 @@ class TAIMRRetriever:
             if self.relation_linking == "chain":
                 assert self.linker is not None
                 chain = self.linker.link(question, label)
-            for p in self.search(topic, chain):
+            cache = None
+            if self.query_attention is not None:
+                cache = self.cache.overlay(*self.query_attention(question, topic))
+            for p in self.search(topic, chain, cache):
                 s_path = p.s_topo + self.lambda_rel * p.s_link
                 cur = best.get(p.answer)
                 if cur is None or s_path > cur.s_topo + self.lambda_rel * cur.s_link:
