@@ -95,6 +95,36 @@ class EvaluateConfig:
     paths: PathsConfig = field(default_factory=PathsConfig)
 
 
+def compose_config(name: str, overrides: list[str], root_dir: str | Path) -> Any:
+    """Compose ``configs/<name>.yaml`` as the entry points would, outside ``@hydra.main``.
+
+    For notebooks and tests: every path (artifacts, logs, outputs, caches) is put under
+    ``root_dir``; ``hydra:`` interpolations are resolved once and the ``hydra`` node removed.
+    The configs are looked up beside this package's source checkout.
+    """
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import open_dict
+
+    configs = Path(__file__).resolve().parent.parent / "configs"
+    if not configs.is_dir():
+        raise FileNotFoundError(f"{configs}: no configs directory beside the lokg package")
+    register_configs()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(configs), version_base="1.3"):
+        cfg = compose(
+            config_name=name,
+            overrides=[f"paths.root_dir={root_dir}", *overrides],
+            return_hydra_config=True,
+        )
+    HydraConfig.instance().set_config(cfg)
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(Path(root_dir) / "outputs")
+        del cfg.hydra
+    return cfg
+
+
 def register_configs() -> None:
     """Register the schemas (``train_schema``, ``evaluate_schema``) in Hydra's ConfigStore."""
     register_resolvers()
