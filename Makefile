@@ -34,9 +34,15 @@ $(STAMP_DIR)/install-test: pyproject.toml | $(PY)
 install: $(STAMP_DIR)/install
 install-test: $(STAMP_DIR)/install-test
 
+# PQ-2H end to end on CPU: TransE + SCOS, the GAT, then LOKG answering the test split with
+# the real local LLM (SmolLM2-135M on llama.cpp), and the retriever-only numbers beside it.
+DEMO_LLM ?= llm=local llm.client.n_threads=1
 demo: $(STAMP_DIR)/install
-	$(PY) train.py experiment=pq2h_stats
 	$(PY) train.py experiment=pq2h_stats data=pq3h tags=[pq3h,stats]
+	$(PY) train.py experiment=pq2h_transe trainer.enable_progress_bar=false
+	$(PY) train.py experiment=pq2h_gat trainer.enable_progress_bar=false
+	$(PY) evaluate.py llm=extractive
+	$(PY) evaluate.py $(DEMO_LLM)
 
 lint: $(STAMP_DIR)/install-test
 	$(BIN)/ruff check .
