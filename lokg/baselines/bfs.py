@@ -1,0 +1,64 @@
+"""The naive reference: every triple within L out-hops of the topic entities, breadth first.
+
+With ``encoder=truncate`` this is "serialise the neighbourhood and cut it at B tokens", the
+floor the headline budget curve compares against.  It ranks no answers (the extractive
+reader gets none), so only answer coverage is meaningful for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lokg.kg.graph import KnowledgeGraph
+from lokg.taimr.retriever import RetrievalResult
+
+__all__ = ["BFSRetriever", "build_bfs"]
+
+
+class BFSRetriever:
+    """Triples reachable from the topic entities in at most ``max_hops`` hops, in BFS order.
+
+    Args:
+        kg: the graph.
+        max_hops: depth L (3, as TAIMR's).
+        max_triples: stop after this many triples (``None``: the whole neighbourhood).
+    """
+
+    def __init__(self, kg: KnowledgeGraph, max_hops: int = 3, max_triples: int | None = None):
+        if max_hops < 1:
+            raise ValueError(f"retriever.max_hops must be >= 1, got {max_hops}")
+        if max_triples is not None and max_triples < 1:
+            raise ValueError(f"retriever.max_triples must be >= 1 or null, got {max_triples}")
+        self.kg = kg
+        self.max_hops = max_hops
+        self.max_triples = max_triples
+
+    def neighbourhood(self, topics: Sequence[int]) -> list[int]:
+        """Triple ids in BFS order: all out-edges of hop-1 nodes, then of hop-2 nodes, ..."""
+        seen_nodes = set(topics)
+        frontier = list(topics)
+        out: list[int] = []
+        for _ in range(self.max_hops):
+            nxt: list[int] = []
+            for v in frontier:
+                for t in self.kg.out_triples(v).tolist():
+                    out.append(t)
+                    if self.max_triples is not None and len(out) >= self.max_triples:
+                        return out
+                    tail = int(self.kg.triples_np[t, 2])
+                    if tail not in seen_nodes:
+                        seen_nodes.add(tail)
+                        nxt.append(tail)
+            frontier = nxt
+        return out
+
+    def retrieve(self, question: str, topic_entities: Sequence[str]) -> RetrievalResult:
+        topics = [i for i in (self.kg.entities.get(t) for t in topic_entities) if i is not None]
+        return RetrievalResult(answers=[], paths=[], triple_ids=self.neighbourhood(topics))
+
+
+def build_bfs(
+    kg: KnowledgeGraph, max_hops: int = 3, max_triples: int | None = None, **_unused: object
+) -> BFSRetriever:
+    """``retriever=bfs``; accepts (and ignores) the arguments the TAIMR factory takes."""
+    return BFSRetriever(kg, max_hops, max_triples)
