@@ -99,6 +99,7 @@ def run(cfg: DictConfig) -> dict:
             records = [writer.records[q.id] for q in questions]
         finally:
             writer.close()
+            pipeline.close()  # saves the path cache; closes the reader
     finally:
         reader.close()
     metrics = aggregate(r.score() for r in records)

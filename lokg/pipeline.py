@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import hydra
 from omegaconf import DictConfig
 
+from lokg.artifacts import config_key
 from lokg.eval.results import QuestionResult
 from lokg.ittc.encoder import EncodedContext, Encoder
 from lokg.kg.graph import KnowledgeGraph
@@ -69,12 +70,14 @@ class LOKG:
         encoder: Encoder,
         reader,
         budget: int = 2048,
+        cache_path: str | None = None,
     ):
         self.kg = kg
         self.retriever = retriever
         self.encoder = encoder
         self.reader = reader
         self.budget = check_budget(budget)
+        self.cache_path = cache_path
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -107,7 +110,12 @@ class LOKG:
         art = load_graph_artifacts(
             cfg, datamodule, need_gat, cfg.get("scos_dir"), cfg.get("gat_dir")
         )
-        cache_path = None if art.gat_dir is None else art.gat_dir / "path_cache.npz"
+        # the lazy (head, relation) path cache persists per graph + attention + lambda_topo
+        cache_key = config_key(
+            art.kg.fingerprint(), str(art.gat_dir), cfg.retriever.get("attention"),
+            cfg.retriever.get("lambda_topo"),
+        )  # fmt: skip
+        cache_path = datamodule.artifact_dir / "path_cache" / f"{cache_key}.npz"
         retriever = make_retriever(
             kg=art.kg,
             encoder=embedder,
@@ -115,7 +123,7 @@ class LOKG:
             train_questions=train_questions,
             cache_path=cache_path,
         )
-        return cls(art.kg, retriever, encoder, reader, budget)
+        return cls(art.kg, retriever, encoder, reader, budget, cache_path=str(cache_path))
 
     # ------------------------------------------------------------------ steps
     def graph(self, question: Question) -> KnowledgeGraph:
@@ -191,4 +199,8 @@ class LOKG:
                               retrieval, result)  # fmt: skip
 
     def close(self) -> None:
+        """Persist the path cache (entries computed this run) and release the reader."""
+        cache = getattr(self.retriever, "cache", None)
+        if self.cache_path is not None and cache is not None and cache.entries:
+            cache.save(self.cache_path)
         self.reader.close()
