@@ -29,7 +29,7 @@ METHODS = {
     # paper settings: TAIMR (trained GAT, mu, lambda_q = 1) + ITTC
     "lokg": ["encoder=ittc"],
     # our best PathQuestion retrieval (experiment=pq_best) + ITTC
-    "lokg_best": ["experiment=pq_best", "encoder=ittc"],
+    "lokg_best": ["experiment=pq_best", "encoder=ittc", "method=LOKG-best"],
     # naive floor: BFS neighbourhood serialised and cut at B
     "bfs": ["retriever=bfs", "encoder=truncate", "method=BFS+truncate"],
     # semantic top-K triples (KAPING-style retrieval, the "w/o TAIMR" retriever) cut at B

@@ -46,15 +46,12 @@ class PathsConfig:
 
 
 @dataclass
-class TrainConfig:
-    """``configs/train.yaml``: prepare data, fit the selected model, run post-fit steps."""
+class _JobConfig:
+    """Keys shared by both entry points: the config groups, paths and run labels."""
 
-    task_name: str = "train"
+    task_name: str = "job"
     tags: list[str] = field(default_factory=lambda: ["dev"])
     seed: int | None = None
-    train: bool = True
-    test: bool = True
-    ckpt_path: str | None = None
     data: Any = None
     model: Any = None
     scos: Any = None
@@ -69,12 +66,20 @@ class TrainConfig:
 
 
 @dataclass
-class EvaluateConfig:
+class TrainConfig(_JobConfig):
+    """``configs/train.yaml``: prepare data, fit the selected model, run post-fit steps."""
+
+    task_name: str = "train"
+    train: bool = True
+    test: bool = True
+    ckpt_path: str | None = None
+
+
+@dataclass
+class EvaluateConfig(_JobConfig):
     """``configs/evaluate.yaml``: answer the questions of one split and report metrics."""
 
     task_name: str = "evaluate"
-    tags: list[str] = field(default_factory=lambda: ["dev"])
-    seed: int | None = None
     split: str = "test"
     limit: int | None = None
     budget: int = 2048
@@ -82,17 +87,6 @@ class EvaluateConfig:
     ablation: str = "full"
     scos_dir: str | None = None
     gat_dir: str | None = None
-    data: Any = None
-    model: Any = None
-    scos: Any = None
-    retriever: Any = None
-    encoder: Any = None
-    llm: Any = None
-    embedder: Any = None
-    trainer: Any = None
-    logger: Any = None
-    callbacks: Any = None
-    paths: PathsConfig = field(default_factory=PathsConfig)
 
 
 def compose_config(name: str, overrides: list[str], root_dir: str | Path) -> Any:

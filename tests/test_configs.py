@@ -49,6 +49,15 @@ def test_every_group_option_composes(make_cfg, group, option):
         assert trainer.max_epochs >= 1
 
 
+@pytest.mark.parametrize("ablation", options("experiment/ablation"))
+def test_ablation_experiments_set_one_module_off(make_cfg, ablation):
+    cfg = make_cfg("evaluate", [f"experiment=ablation/{ablation}"])
+    full = make_cfg("evaluate")
+    assert cfg.ablation == ablation
+    changed = [g for g in ("scos", "retriever", "encoder") if cfg[g] != full[g]]
+    assert len(changed) == 1
+
+
 def test_logger_and_callback_groups_instantiate(make_cfg, monkeypatch):
     monkeypatch.setenv("WANDB_MODE", "offline")
     cfg = make_cfg("train", ["logger=many"])

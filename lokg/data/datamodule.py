@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +28,7 @@ from torch.utils.data import DataLoader
 
 from lokg.data.sources import DatasetSource
 from lokg.data.splits import GROUP_BY, SPLITS, split_questions
+from lokg.kg.atomic import atomic_directory
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.kg.io import read_questions, write_questions
 from lokg.typing import Question
@@ -126,17 +125,9 @@ class KGQADataModule(pl.LightningDataModule):
         if (target / "stats.json").is_file():
             return
         raw = self.source.load()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        try:
+        # replace=False: a concurrent preparation that finished first is kept
+        with atomic_directory(target, replace=False) as tmp:
             self._write(raw, tmp)
-            if target.exists():  # a concurrent preparation finished first
-                shutil.rmtree(tmp)
-                return
-            tmp.rename(target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
 
     def _write(self, raw, out: Path) -> None:
         kg = raw.kg

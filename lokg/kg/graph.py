@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from lokg.kg.atomic import atomic_directory
 from lokg.typing import IdArray, LabeledTriple
 
 __all__ = ["EntityAttributes", "KnowledgeGraph", "Vocabulary"]
@@ -398,9 +398,7 @@ class KnowledgeGraph:
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``vocab.json`` and one ``.npy`` per array, atomically (temp dir + rename)."""
         directory = Path(directory)
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
-        try:
+        with atomic_directory(directory) as tmp:
             arrays = {
                 "triples": self.triples_np,
                 "out_ptr": self.out_ptr,
@@ -419,16 +417,6 @@ class KnowledgeGraph:
                 "fingerprint": self.fingerprint(),
             }
             (tmp / "vocab.json").write_text(json.dumps(meta), encoding="utf-8")
-            if directory.exists():
-                old = directory.with_name(f".{directory.name}.old")
-                directory.rename(old)
-                tmp.rename(directory)
-                _rmtree(old)
-            else:
-                tmp.rename(directory)
-        except BaseException:
-            _rmtree(tmp)
-            raise
         return directory
 
     @classmethod
@@ -461,9 +449,3 @@ class KnowledgeGraph:
             f"KnowledgeGraph(name={self.name!r}, entities={self.num_entities}, "
             f"relations={self.num_relations}, triples={self.num_triples})"
         )
-
-
-def _rmtree(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)

@@ -100,6 +100,18 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             yield lineno, text.rstrip("\r\n")
 
 
+def _data_lines(path: Path, report: ReadReport) -> Iterator[tuple[int, str]]:
+    """Non-blank, non-comment (``#``) lines of a triples file; the skipped ones are counted."""
+    for lineno, text in _lines(path):
+        report.lines = lineno
+        if not text.strip():
+            report.blank += 1
+        elif text.lstrip().startswith("#"):
+            report.comments += 1
+        else:
+            yield lineno, text
+
+
 def _empty_error(path: str | os.PathLike, what: str) -> DataFormatError:
     return DataFormatError(f"{path}:1: file has no {what}; expected at least one")
 
@@ -121,14 +133,7 @@ def _is_header(fields: list[str]) -> bool:
 def _delimited(path: Path, fmt: str, header: str, report: ReadReport) -> Iterator[LabeledTriple]:
     sep = "\t" if fmt == "tsv" else ","
     name = "tab" if fmt == "tsv" else "comma"
-    for lineno, text in _lines(path):
-        report.lines = lineno
-        if not text.strip():
-            report.blank += 1
-            continue
-        if text.lstrip().startswith("#"):
-            report.comments += 1
-            continue
+    for lineno, text in _data_lines(path, report):
         fields = next(csv.reader(io.StringIO(text))) if fmt == "csv" else text.split(sep)
         first_row = report.records == 0 and not report.header
         if first_row and (header == "present" or (header == "auto" and _is_header(fields))):
@@ -172,14 +177,7 @@ def _nt_value(term: str) -> tuple[str, bool]:
 
 
 def _ntriples(path: Path, report: ReadReport, names: dict[str, str]) -> Iterator[LabeledTriple]:
-    for lineno, text in _lines(path):
-        report.lines = lineno
-        if not text.strip():
-            report.blank += 1
-            continue
-        if text.lstrip().startswith("#"):
-            report.comments += 1
-            continue
+    for lineno, text in _data_lines(path, report):
         m = _NT_LINE.match(text)
         if m is None:
             raise DataFormatError(

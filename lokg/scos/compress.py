@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from lokg.kg.atomic import atomic_directory
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.scos.config import SCOSConfig
 from lokg.scos.entity_types import entity_types
@@ -115,9 +114,7 @@ class SCOSResult:
     def save(self, directory: str | os.PathLike) -> Path:
         """Write ``mapping.npy``, ``scos.json``, ``report.txt`` and ``kg/`` atomically."""
         directory = Path(directory)
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
-        try:
+        with atomic_directory(directory) as tmp:
             np.save(tmp / "mapping.npy", self.mapping.astype(np.int64))
             meta = {
                 "format_version": _FORMAT_VERSION,
@@ -133,17 +130,6 @@ class SCOSResult:
             (tmp / "scos.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
             (tmp / "report.txt").write_text(self.format_report(), encoding="utf-8")
             self.kg.save(tmp / "kg")
-            if directory.exists():
-                old = directory.with_name(f".{directory.name}.old")
-                shutil.rmtree(old, ignore_errors=True)
-                directory.rename(old)
-                tmp.rename(directory)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                tmp.rename(directory)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         return directory
 
     @classmethod
