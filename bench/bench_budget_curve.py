@@ -1,7 +1,7 @@
 """The headline curve: answer coverage and retriever-only Hits@1 against the token budget.
 
     python bench/bench_budget_curve.py --data pq3h [--budgets 128 256 512 1024 2048]
-        [--methods lokg lokg_best bfs semantic] [--limit N] [--csv out.csv]
+        [--methods lokg lokg_best bfs bfs_out semantic] [--limit N] [--csv out.csv]
 
 For every method and budget it runs ``evaluate.py``'s job with the extractive reader (no
 LLM: Hits@1 is the retriever's top answer) on the whole KB as the graph, and prints
@@ -30,8 +30,15 @@ METHODS = {
     "lokg": ["encoder=ittc"],
     # our best PathQuestion retrieval (experiment=pq_best) + ITTC
     "lokg_best": ["experiment=pq_best", "encoder=ittc", "method=LOKG-best"],
-    # naive floor: BFS neighbourhood serialised and cut at B
+    # naive floor: the undirected BFS neighbourhood serialised and cut at B
     "bfs": ["retriever=bfs", "encoder=truncate", "method=BFS+truncate"],
+    # the same following edge direction only (PathQuestion's questions always do)
+    "bfs_out": [
+        "retriever=bfs",
+        "retriever.direction=out",
+        "encoder=truncate",
+        "method=BFS-out+truncate",
+    ],
     # semantic top-K triples (KAPING-style retrieval, the "w/o TAIMR" retriever) cut at B
     "semantic": ["retriever=off", "encoder=truncate", "method=semantic+truncate"],
 }
@@ -68,7 +75,7 @@ def main() -> int:
                     "method": method,
                     "budget": budget,
                     "coverage": m["coverage"],
-                    "hits@1": m["hits@1"] if method != "bfs" else float("nan"),
+                    "hits@1": float("nan") if method.startswith("bfs") else m["hits@1"],
                     "mean_tokens": sum(t) / len(t),
                     "max_tokens": max(t),
                     "over_budget": sum(x > budget for x in t),
