@@ -1,7 +1,7 @@
 """The headline curve: answer coverage and retriever-only Hits@1 against the token budget.
 
     python bench/bench_budget_curve.py --data pq3h [--budgets 128 256 512 1024 2048]
-        [--methods lokg lokg_best bfs bfs_out semantic] [--limit N] [--csv out.csv]
+        [--methods lokg lokg_best bfs bfs_out kaping semantic] [--limit N] [--csv out.csv]
 
 For every method and budget it runs ``evaluate.py``'s job with the extractive reader (no
 LLM: Hits@1 is the retriever's top answer) on the whole KB as the graph, and prints
@@ -39,6 +39,8 @@ METHODS = {
         "encoder=truncate",
         "method=BFS-out+truncate",
     ],
+    # KAPING's retrieval (Table 4: 1 hop, top-20 of a 200-triple pool) cut at B
+    "kaping": ["retriever=kaping", "encoder=truncate", "method=KAPING-retrieval+truncate"],
     # semantic top-K triples (KAPING-style retrieval, the "w/o TAIMR" retriever) cut at B
     "semantic": ["retriever=off", "encoder=truncate", "method=semantic+truncate"],
 }

@@ -67,6 +67,26 @@ def test_each_ablation_runs(trained, ablation):
     assert summary["ablation"] == ablation and summary["metrics"]["n"] == 3
 
 
+def test_wandb_offline_logging_with_per_question_table(trained, monkeypatch):
+    root, _, _ = trained
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    cfg = compose_config("evaluate", ["llm=extractive", "limit=3", "logger=wandb"], root)
+    assert cfg.logger.wandb.offline is True
+    evaluate(cfg)
+    runs = list((root / "outputs" / "wandb").glob("offline-run-*"))
+    assert runs and any(p.suffix == ".wandb" for p in runs[0].iterdir())
+
+
+def test_kaping_retrieval_baseline_runs(trained):
+    root, _, _ = trained
+    cfg = compose_config(
+        "evaluate", ["retriever=kaping", "encoder=truncate", "llm=extractive", "limit=3"], root
+    )
+    assert (cfg.retriever.max_hops, cfg.retriever.k_top, cfg.retriever.pool_limit) == (1, 20, 200)
+    assert evaluate(cfg)["metrics"]["n"] == 3
+
+
 def test_bad_budget_fails_before_any_work(trained):
     root, _, _ = trained
     with pytest.raises(ValueError, match=r"budget=0; expected a positive number of tokens"):
