@@ -11,6 +11,7 @@ thin loop over it.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,6 @@ from dataclasses import dataclass, field
 import hydra
 from omegaconf import DictConfig
 
-from lokg.artifacts import config_key
 from lokg.eval.results import QuestionResult
 from lokg.ittc.encoder import EncodedContext, Encoder
 from lokg.kg.graph import KnowledgeGraph
@@ -70,7 +70,7 @@ class LOKG:
         encoder: Encoder,
         reader,
         budget: int = 2048,
-        cache_path: str | None = None,
+        cache_path: str | os.PathLike | None = None,
     ):
         self.kg = kg
         self.retriever = retriever
@@ -110,20 +110,21 @@ class LOKG:
         art = load_graph_artifacts(
             cfg, datamodule, need_gat, cfg.get("scos_dir"), cfg.get("gat_dir")
         )
-        # the lazy (head, relation) path cache persists per graph + attention + lambda_topo
-        cache_key = config_key(
-            art.kg.fingerprint(), str(art.gat_dir), cfg.retriever.get("attention"),
-            cfg.retriever.get("lambda_topo"),
-        )  # fmt: skip
-        cache_path = datamodule.artifact_dir / "path_cache" / f"{cache_key}.npz"
         retriever = make_retriever(
             kg=art.kg,
             encoder=embedder,
             edge_log_alpha=art.edge_log_alpha,
             train_questions=train_questions,
-            cache_path=cache_path,
         )
-        return cls(art.kg, retriever, encoder, reader, budget, cache_path=str(cache_path))
+        # the lazy (head, relation) path cache persists under its own fingerprint (graph,
+        # attention, mu, lambda_topo), so a retrained GAT never meets a stale cache
+        cache = getattr(retriever, "cache", None)
+        cache_path = None
+        if cache is not None and cache.fingerprint is not None:
+            cache_path = datamodule.artifact_dir / "path_cache" / f"{cache.fingerprint}.npz"
+            if cache_path.is_file():
+                cache.load(cache_path)
+        return cls(art.kg, retriever, encoder, reader, budget, cache_path=cache_path)
 
     # ------------------------------------------------------------------ steps
     def graph(self, question: Question) -> KnowledgeGraph:
