@@ -3,8 +3,9 @@ question, record every question (resumably) and report the paper's metrics.
 
 Results live in ``<log_dir>/evaluate/results/<dataset>/<key>/results.jsonl`` where ``key``
 hashes everything that changes answers (data, SCOS, retriever, encoder, reader, embedder,
-budget, split, limit, seed) and nothing machine-specific, so re-running the same command
-after a crash resumes: finished questions are skipped, none is asked twice.
+budget, split, limit, seed, and the SCOS/GAT artifacts and attention actually loaded) and
+nothing machine-specific, so re-running the same command after a crash resumes: finished
+questions are skipped, none is asked twice; retrained artifacts start a new results file.
 """
 
 from __future__ import annotations
@@ -44,12 +45,13 @@ def _strip_machine(node):
     return node
 
 
-def run_key(cfg: DictConfig) -> str:
-    """Hash of what determines the answers (no paths, loggers or tags)."""
+def run_key(cfg: DictConfig, provenance: dict | None = None) -> str:
+    """Hash of what determines the answers: the config (no paths, loggers or tags) and the
+    identities of the artifacts used (graph, SCOS and GAT directories, attention)."""
     keys = ("data", "scos", "retriever", "encoder", "llm", "embedder", "budget", "split",
             "limit", "seed", "scos_dir", "gat_dir")  # fmt: skip
     plain = {k: OmegaConf.to_container(cfg, resolve=True).get(k) for k in keys}
-    return config_key(_strip_machine(plain))
+    return config_key(_strip_machine(plain), provenance or {})
 
 
 def format_metrics(metrics: dict[str, float]) -> str:
@@ -85,8 +87,9 @@ def run(cfg: DictConfig) -> dict:
         if not questions:
             raise ValueError(f"{datamodule.name}: split {cfg.split!r} has no questions")
         pipeline = LOKG.from_config(cfg, datamodule, reader)
-        run_dir = Path(cfg.paths.log_dir) / "evaluate" / "results" / datamodule.name / run_key(cfg)
-        writer = ResultsWriter(run_dir / "results.jsonl", fingerprint=run_key(cfg))
+        key = run_key(cfg, pipeline.provenance)
+        run_dir = Path(cfg.paths.log_dir) / "evaluate" / "results" / datamodule.name / key
+        writer = ResultsWriter(run_dir / "results.jsonl", fingerprint=key)
         try:
             run_questions(
                 questions,

@@ -78,6 +78,8 @@ class LOKG:
         self.reader = reader
         self.budget = check_budget(budget)
         self.cache_path = cache_path
+        #: identities of the artifacts answers depend on (part of evaluate's results key)
+        self.provenance: dict[str, str | None] = {}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -124,7 +126,14 @@ class LOKG:
             cache_path = datamodule.artifact_dir / "path_cache" / f"{cache.fingerprint}.npz"
             if cache_path.is_file():
                 cache.load(cache_path)
-        return cls(art.kg, retriever, encoder, reader, budget, cache_path=cache_path)
+        pipeline = cls(art.kg, retriever, encoder, reader, budget, cache_path=cache_path)
+        pipeline.provenance = {
+            "kg": art.kg.fingerprint(),
+            "scos": None if art.scos_dir is None else art.scos_dir.name,
+            "gat": None if art.gat_dir is None else art.gat_dir.name,
+            "path_cache": None if cache is None else cache.fingerprint,
+        }
+        return pipeline
 
     # ------------------------------------------------------------------ steps
     def graph(self, question: Question) -> KnowledgeGraph:
