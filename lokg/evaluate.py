@@ -112,7 +112,9 @@ def run(cfg: DictConfig) -> dict:
         f"reader {reader.label}):\n{format_metrics(metrics)}\nresults: {run_dir}",
         flush=True,
     )
-    summary = RunSummary(dataset, cfg.method, cfg.ablation, reader.label, seed, metrics)
+    summary = RunSummary(
+        dataset, cfg.method, cfg.ablation, reader.label, seed, metrics, budget, cfg.limit
+    )
     write_run_summary(run_dir, summary)
     log_to_loggers(cfg, metrics, records, seed)
     return {"metrics": metrics, "run_dir": run_dir, "records": records, "seed": seed}

@@ -1,5 +1,9 @@
 """Evaluation layer: answer matching, the paper's metrics, resumable results, the run
-loop and seed-aggregated tables. Method-agnostic."""
+loop and seed-aggregated tables. Method-agnostic.
+
+The tables live in :mod:`lokg.eval.tables` (also a command: ``python -m lokg.eval.tables
+RUNS_DIR``); they are not imported here so that running that command does not import the
+module twice."""
 
 from lokg.eval.metrics import (
     METRIC_KEYS,
@@ -17,7 +21,6 @@ from lokg.eval.normalize import (
 )
 from lokg.eval.results import QuestionResult, ResultsWriter, read_results
 from lokg.eval.runner import failed_result, run_questions
-from lokg.eval.tables import RunSummary, collect_summaries, write_run_summary
 
 __all__ = [
     "METRIC_KEYS",
@@ -25,10 +28,8 @@ __all__ = [
     "QuestionResult",
     "QuestionScore",
     "ResultsWriter",
-    "RunSummary",
     "aggregate",
     "answers_match",
-    "collect_summaries",
     "failed_result",
     "normalize_answer",
     "normalize_set",
@@ -37,5 +38,4 @@ __all__ = [
     "score_question",
     "set_scores",
     "text_contains_answer",
-    "write_run_summary",
 ]

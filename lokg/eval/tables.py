@@ -62,6 +62,8 @@ class RunSummary:
     llm: str
     seed: int
     metrics: dict[str, float]
+    budget: int | None = None
+    limit: int | None = None
 
     def __post_init__(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -73,7 +75,8 @@ def write_run_summary(run_dir: str | os.PathLike, summary: RunSummary) -> Path:
     path = Path(run_dir) / SUMMARY_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    data = {k: getattr(summary, k) for k in ("dataset", "method", "ablation", "llm", "seed")}
+    keys = ("dataset", "method", "ablation", "llm", "seed", "budget", "limit")
+    data = {k: getattr(summary, k) for k in keys}
     data["metrics"] = {k: (None if _isnan(v) else v) for k, v in summary.metrics.items()}
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path)
@@ -96,6 +99,8 @@ def read_run_summary(path: str | os.PathLike) -> RunSummary:
             llm=str(data["llm"]),
             seed=int(data["seed"]),
             metrics=metrics,
+            budget=None if data.get("budget") is None else int(data["budget"]),
+            limit=None if data.get("limit") is None else int(data["limit"]),
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(
@@ -104,12 +109,22 @@ def read_run_summary(path: str | os.PathLike) -> RunSummary:
         ) from exc
 
 
-def collect_summaries(root: str | os.PathLike) -> list[RunSummary]:
-    """Every ``summary.json`` under ``root``, sorted by path; duplicates of a seed are errors."""
+def collect_summaries(
+    root: str | os.PathLike, budget: int | None = None, complete_only: bool = False
+) -> list[RunSummary]:
+    """Every ``summary.json`` under ``root``, sorted by path; duplicates of a seed are errors.
+
+    ``budget`` keeps the runs at that token budget (runs that did not record one are kept);
+    ``complete_only`` drops runs limited to the first N questions of a split.
+    """
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{root}: not a directory of evaluation runs")
     runs = [read_run_summary(p) for p in sorted(root.rglob(SUMMARY_FILE))]
+    if budget is not None:
+        runs = [r for r in runs if r.budget is None or r.budget == budget]
+    if complete_only:
+        runs = [r for r in runs if r.limit is None]
     seen: dict[tuple, int] = {}
     for r in runs:
         key = (r.llm, r.dataset, r.method, r.ablation, r.seed)
@@ -279,9 +294,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--table", nargs="+", choices=sorted(BUILDERS), default=sorted(BUILDERS))
     parser.add_argument("--csv-dir", type=Path, default=None, help="also write table<N>.csv here")
     parser.add_argument("--digits", type=int, default=3)
+    parser.add_argument(
+        "--budget", type=int, default=2048, help="token budget of the runs to tabulate (2048)"
+    )
+    parser.add_argument(
+        "--include-partial", action="store_true", help="also use runs with limit=N questions"
+    )
     args = parser.parse_args(argv)
     try:
-        runs = collect_summaries(args.runs_dir)
+        runs = collect_summaries(args.runs_dir, args.budget, not args.include_partial)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

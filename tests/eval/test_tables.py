@@ -104,3 +104,16 @@ def test_duplicate_seed_and_bad_summary_are_errors(tmp_path):
 def test_unknown_ablation_lists_the_choices():
     with pytest.raises(ValueError, match=r"\['full', 'no_scos', 'no_ittc', 'no_taimr'\]"):
         run(1, 0.5, 0.5, 100, ablation="no_llm")
+
+
+def test_budget_and_partial_runs_are_filtered(tmp_path):
+    from lokg.eval.tables import RunSummary, collect_summaries, write_run_summary
+
+    m = {"hits@1": 0.5}
+    write_run_summary(tmp_path / "a", RunSummary("pq3h", "LOKG", "full", "x", 0, m, 2048, None))
+    write_run_summary(tmp_path / "b", RunSummary("pq3h", "LOKG", "full", "x", 0, m, 256, None))
+    write_run_summary(tmp_path / "c", RunSummary("pq3h", "LOKG", "full", "x", 1, m, 2048, 5))
+    with pytest.raises(ValueError, match="two runs for"):
+        collect_summaries(tmp_path)
+    runs = collect_summaries(tmp_path, budget=2048, complete_only=True)
+    assert [(r.budget, r.limit, r.seed) for r in runs] == [(2048, None, 0)]
