@@ -21,6 +21,7 @@ import gzip
 import hashlib
 import json
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -73,15 +74,16 @@ class RawDataset:
     reports: list[str] = field(default_factory=list)
 
 
-class DatasetSource:
+class DatasetSource(ABC):
     """Base class; subclasses set ``name`` and implement :meth:`load` and :meth:`files`."""
 
     name: str = "dataset"
     #: whether results on this dataset may be reported as the paper's setting
     paper_setting: bool = True
 
+    @abstractmethod
     def files(self) -> list[Path]:
-        raise NotImplementedError
+        """The files the dataset is read from (hashed into the fingerprint)."""
 
     def config(self) -> dict:
         return {"class": type(self).__name__, "name": self.name}
@@ -93,8 +95,9 @@ class DatasetSource:
             h.update(_sha256_file(path).encode())
         return h.hexdigest()[:16]
 
+    @abstractmethod
     def load(self) -> RawDataset:
-        raise NotImplementedError
+        """Read the files into a :class:`RawDataset`."""
 
 
 # --------------------------------------------------------------------------- PathQuestion
