@@ -101,9 +101,11 @@ def run(cfg: DictConfig) -> dict:
         trainer.test(model, datamodule=datamodule, ckpt_path=ckpt)
         metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
     result["metrics"] = metrics
-    if isinstance(model, TransEModule) and cfg.get("scos") is not None:
+    if trainer.fast_dev_run:  # debug=fdr checks that things run; it publishes no artifacts
+        log.info("fast_dev_run: SCOS/GAT artifacts are not written")
+    elif isinstance(model, TransEModule) and cfg.get("scos") is not None:
         result["scos_dir"] = stages.run_scos_stage(cfg, datamodule, model, trainer, seed)
-    if gat_art is not None:
+    elif gat_art is not None:
         result["gat_dir"] = stages.run_gat_stage(
             cfg, datamodule, model, trainer, gat_art, feats, seed
         )
