@@ -100,15 +100,8 @@ class LOKG:
         train_questions = datamodule.questions.get("train", [])
         encoder = hydra.utils.instantiate(cfg.encoder)
         if datamodule.has_question_subgraphs:
-            # RoG-format data: a graph per question, so a retriever per question (no SCOS
-            # graph or trained GAT over a union graph applies here).
-            def per_question_kg(q: Question) -> KnowledgeGraph:
-                return datamodule.question_graph(q.id)
-
-            def per_question_retriever(kg: KnowledgeGraph):
-                return make_retriever(kg=kg, encoder=embedder, train_questions=train_questions)
-
-            return cls(per_question_kg, per_question_retriever, encoder, reader, budget)
+            return cls._per_question(cfg, datamodule, make_retriever, embedder, encoder,
+                                     reader, budget, need_gat)  # fmt: skip
         art = load_graph_artifacts(
             cfg, datamodule, need_gat, cfg.get("scos_dir"), cfg.get("gat_dir")
         )
@@ -132,6 +125,42 @@ class LOKG:
             "scos": None if art.scos_dir is None else art.scos_dir.name,
             "gat": None if art.gat_dir is None else art.gat_dir.name,
             "path_cache": None if cache is None else cache.fingerprint,
+        }
+        return pipeline
+
+    @classmethod
+    def _per_question(
+        cls, cfg, datamodule, make_retriever, embedder, encoder, reader, budget, need_gat
+    ) -> LOKG:
+        """RoG-format data: a graph per question, so a retriever per question.
+
+        SCOS's mapping (trained on the union of the subgraphs, whose relation vocabulary every
+        subgraph shares) relabels each subgraph; a GAT over the union does not transfer, so
+        ``retriever.attention`` must be ``uniform``.
+        """
+        from lokg.scos import SCOSResult
+        from lokg.stages import load_graph_artifacts
+
+        if need_gat:
+            raise ValueError(
+                f"{datamodule.name} has one subgraph per question and no trained GAT applies; "
+                "use retriever.attention=uniform"
+            )
+        art = load_graph_artifacts(cfg, datamodule, False, cfg.get("scos_dir"), None)
+        scos = None if art.scos_dir is None else SCOSResult.load(art.scos_dir / "scos")
+        train_questions = datamodule.questions.get("train", [])
+
+        def per_question_kg(q: Question) -> KnowledgeGraph:
+            kg = datamodule.question_graph(q.id)
+            return kg if scos is None else kg.with_relations(scos.mapping, scos.relations)
+
+        def per_question_retriever(kg: KnowledgeGraph):
+            return make_retriever(kg=kg, encoder=embedder, train_questions=train_questions)
+
+        pipeline = cls(per_question_kg, per_question_retriever, encoder, reader, budget)
+        pipeline.provenance = {
+            "kg": datamodule.kg.fingerprint(),
+            "scos": None if art.scos_dir is None else art.scos_dir.name,
         }
         return pipeline
 

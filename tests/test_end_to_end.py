@@ -144,3 +144,13 @@ def test_killed_evaluation_resumes_without_loss_or_duplicates(trained):
     ids = [json.loads(x)["id"] for x in lines]
     assert len(ids) == len(set(ids)) == 40
     assert lines[: len(killed) - 1] == killed[:-1]  # finished records untouched
+
+
+def test_per_question_subgraph_dataset_runs(make_cfg):
+    over = ["data=webqsp_evidence", "scos=off", "llm=extractive", "limit=3"]
+    out = evaluate(make_cfg("evaluate", [*over, "retriever.attention=uniform"]))
+    assert out["metrics"]["n"] == 3
+    summary = json.loads((out["run_dir"] / "summary.json").read_text())
+    assert summary["dataset"] == "webqsp_evidence"  # never reported as the paper's WebQSP
+    with pytest.raises(ValueError, match="no trained GAT applies; use retriever.attention"):
+        evaluate(make_cfg("evaluate", over))
