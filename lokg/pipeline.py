@@ -101,7 +101,7 @@ class LOKG:
         encoder = hydra.utils.instantiate(cfg.encoder)
         if datamodule.has_question_subgraphs:
             return cls._per_question(cfg, datamodule, make_retriever, embedder, encoder,
-                                     reader, budget, need_gat)  # fmt: skip
+                                     reader, budget, need_gat, train_questions)  # fmt: skip
         art = load_graph_artifacts(
             cfg, datamodule, need_gat, cfg.get("scos_dir"), cfg.get("gat_dir")
         )
@@ -130,7 +130,16 @@ class LOKG:
 
     @classmethod
     def _per_question(
-        cls, cfg, datamodule, make_retriever, embedder, encoder, reader, budget, need_gat
+        cls,
+        cfg,
+        datamodule,
+        make_retriever,
+        embedder,
+        encoder,
+        reader,
+        budget,
+        need_gat,
+        train_questions,
     ) -> LOKG:
         """RoG-format data: a graph per question, so a retriever per question.
 
@@ -148,7 +157,6 @@ class LOKG:
             )
         art = load_graph_artifacts(cfg, datamodule, False, cfg.get("scos_dir"), None)
         scos = None if art.scos_dir is None else SCOSResult.load(art.scos_dir / "scos")
-        train_questions = datamodule.questions.get("train", [])
 
         def per_question_kg(q: Question) -> KnowledgeGraph:
             kg = datamodule.question_graph(q.id)
