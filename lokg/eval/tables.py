@@ -227,60 +227,67 @@ def _csv_num(v: float | None) -> str:
     return "" if v is None or math.isnan(v) else repr(float(v))
 
 
+def _blocks(runs: Sequence[RunSummary], rows_for) -> dict[str, list]:
+    """One block of rows per LLM; ``rows_for(llm, dataset, groups)`` gives a dataset's rows."""
+    groups = _group(runs)
+    blocks: dict[str, list] = {}
+    for llm in _ordered({r.llm for r in runs}):
+        blocks[llm] = [
+            row
+            for ds in _ordered({r.dataset for r in runs if r.llm == llm})
+            for row in rows_for(llm, ds, groups)
+        ]
+    return blocks
+
+
 def table5(runs: Sequence[RunSummary], method_order: Sequence[str] = ("LOKG",)) -> Table:
     """End-to-end comparison (Table 5): the ``full`` configuration of every method."""
-    full = [r for r in runs if r.ablation == "full"]
-    groups = _group(full)
-    blocks: dict[str, list] = {}
-    for llm in _ordered({r.llm for r in full}):
-        rows = []
-        for ds in _ordered({r.dataset for r in full if r.llm == llm}):
-            present = {m for (l_, d, m, _a) in groups if l_ == llm and d == ds}
-            for m in _ordered(present, method_order):
-                rows.append((ds, m, _cells(groups[(llm, ds, m, "full")], TABLE5_COLUMNS)))
-        blocks[llm] = rows
+
+    def rows_for(llm, ds, groups):
+        present = {m for (l_, d, m, _a) in groups if l_ == llm and d == ds}
+        return [
+            (ds, m, _cells(groups[(llm, ds, m, "full")], TABLE5_COLUMNS))
+            for m in _ordered(present, method_order)
+        ]
+
+    blocks = _blocks([r for r in runs if r.ablation == "full"], rows_for)
     return Table("Table 5. End-to-end comparison (mean ± std over seeds)", "Method",
                  TABLE5_COLUMNS, blocks)  # fmt: skip
 
 
 def table6(runs: Sequence[RunSummary], method: str = "LOKG") -> Table:
     """Ablations (Table 6): every configuration of ``method``."""
-    mine = [r for r in runs if r.method == method]
-    groups = _group(mine)
-    blocks: dict[str, list] = {}
-    for llm in _ordered({r.llm for r in mine}):
-        rows = []
-        for ds in _ordered({r.dataset for r in mine if r.llm == llm}):
-            for ab in ABLATIONS:
-                g = groups.get((llm, ds, method, ab))
-                if g:
-                    rows.append((ds, ABLATION_LABELS[ab], _cells(g, TABLE6_COLUMNS)))
-        blocks[llm] = rows
+
+    def rows_for(llm, ds, groups):
+        return [
+            (ds, ABLATION_LABELS[ab], _cells(groups[(llm, ds, method, ab)], TABLE6_COLUMNS))
+            for ab in ABLATIONS
+            if groups.get((llm, ds, method, ab))
+        ]
+
+    blocks = _blocks([r for r in runs if r.method == method], rows_for)
     return Table("Table 6. Ablations (mean ± std over seeds)", "Configuration",
                  TABLE6_COLUMNS, blocks)  # fmt: skip
 
 
 def table7(runs: Sequence[RunSummary], method: str = "LOKG") -> Table:
     """Metric changes (Table 7): Δ = mean(ablated) − mean(full) per dataset and module."""
-    mine = [r for r in runs if r.method == method]
-    groups = _group(mine)
-    blocks: dict[str, list] = {}
-    for llm in _ordered({r.llm for r in mine}):
+
+    def rows_for(llm, ds, groups):
+        full = groups.get((llm, ds, method, "full"))
+        if not full:
+            return []
+        base = _cells(full, TABLE7_COLUMNS)
         rows = []
-        for ds in _ordered({r.dataset for r in mine if r.llm == llm}):
-            full = groups.get((llm, ds, method, "full"))
-            if not full:
-                continue
-            base = _cells(full, TABLE7_COLUMNS)
-            for ab in ABLATIONS[1:]:
-                g = groups.get((llm, ds, method, ab))
-                if g:
-                    cells = _cells(g, TABLE7_COLUMNS)
-                    delta = [
-                        Cell(c.mean - b.mean, None, c.n) for c, b in zip(cells, base, strict=True)
-                    ]
-                    rows.append((ds, ABLATION_LABELS[ab], delta))
-        blocks[llm] = rows
+        for ab in ABLATIONS[1:]:
+            g = groups.get((llm, ds, method, ab))
+            if g:
+                cells = _cells(g, TABLE7_COLUMNS)
+                delta = [Cell(c.mean - b.mean, None, c.n) for c, b in zip(cells, base, strict=True)]
+                rows.append((ds, ABLATION_LABELS[ab], delta))
+        return rows
+
+    blocks = _blocks([r for r in runs if r.method == method], rows_for)
     return Table("Table 7. Metric changes (Δ = ablated − full)", "Removed module",
                  TABLE7_COLUMNS, blocks, signed=True)  # fmt: skip
 
