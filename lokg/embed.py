@@ -65,6 +65,8 @@ class SentenceEncoder:
         batch_size: texts per forward pass (default 64).
         max_length: tokenizer truncation length (default 128).
         device: torch device string (default ``"cpu"``).
+        output_dim: the embedding size the config promises (384 MiniLM, 768 E5); checked
+            against the model's vectors so a mismatched ``model.node_dim`` fails clearly.
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class SentenceEncoder:
         batch_size: int = 64,
         max_length: int = 128,
         device: str = "cpu",
+        output_dim: int | None = None,
     ):
         if batch_size < 1:
             raise ValueError(f"embedder.batch_size must be >= 1, got {batch_size}")
@@ -87,6 +90,7 @@ class SentenceEncoder:
         self.batch_size = batch_size
         self.max_length = max_length
         self.device = device
+        self.output_dim = output_dim
         self._model = None
         self._tokenizer = None
         self._memory: dict[str, np.ndarray] = {}
@@ -178,6 +182,11 @@ class SentenceEncoder:
                 for i in range(0, len(miss_texts), self.batch_size)
             ]
             vecs = np.concatenate(parts, axis=0).astype(np.float32)
+            if self.output_dim is not None and vecs.shape[1] != self.output_dim:
+                raise ValueError(
+                    f"embedder {self.model_id!r} gives {vecs.shape[1]}-d vectors, but "
+                    f"embedder.output_dim is {self.output_dim}; fix the embedder config"
+                )
             self.num_encoded += len(miss_texts)
             self._memory.update(zip(miss_keys, vecs, strict=True))
             if self.cache_dir is not None:

@@ -69,3 +69,11 @@ def test_bundled_minilm_ranks_paraphrase_first():
     assert vecs.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2]
+
+
+def test_promised_output_dim_is_checked_against_the_model():
+    from lokg.embed import SentenceEncoder
+
+    enc = SentenceEncoder(output_dim=768)  # the bundled MiniLM gives 384-d vectors
+    with pytest.raises(ValueError, match="gives 384-d vectors, but embedder.output_dim is 768"):
+        enc.encode(["berlin"])
