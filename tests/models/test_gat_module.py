@@ -114,8 +114,16 @@ def test_model_config_has_the_papers_values(kg):
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    path = Path(__file__).resolve().parents[2] / "configs" / "model" / "gat.yaml"
-    cfg = OmegaConf.create({"model": OmegaConf.load(path)})
+    configs = Path(__file__).resolve().parents[2] / "configs"
+    model_cfg = OmegaConf.load(configs / "model" / "gat.yaml")
+    for embedder, node_dim in (("e5", 768), ("minilm", 384)):  # Table 3: E5, 768-d
+        cfg = OmegaConf.create(
+            {
+                "model": model_cfg,
+                "embedder": OmegaConf.load(configs / "embedder" / f"{embedder}.yaml"),
+            }
+        )
+        assert cfg.model.node_dim == node_dim
     m = instantiate(cfg.model, num_entities=kg.num_entities, num_relations=kg.num_relations)
     hp = m.hparams
     assert (hp.num_layers, hp.heads, hp.hidden, hp.dropout, hp.rel_dim) == (2, 4, 128, 0.3, 64)
