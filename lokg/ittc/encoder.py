@@ -42,6 +42,8 @@ __all__ = ["EncodedContext", "Encoder", "ITTCEncoder", "NaiveEncoder", "Truncate
 
 #: Values of ``ITTCEncoder(order=...)``: Eq. (8)'s argmin, or one fixed order (ablation).
 ORDER_OPTIONS = ("entropy", *ORDERS)
+#: Values of ``ITTCEncoder(drop_policy=...)`` for the infeasible case.
+DROP_POLICIES = ("value", "rank")
 
 
 @dataclass(frozen=True)
@@ -315,6 +317,10 @@ class ITTCEncoder(Encoder):
         activation_ratio: the MCKP runs only when T_naive > activation_ratio · B (0.7).
         dp_max_budget: exact DP up to this B, value-density greedy above (4096).
         order: ``"entropy"`` for Eq. (8), or a fixed order from ``ORDERS`` (ablation).
+        drop_policy: which triples go first when even all-compact exceeds B (a case Eq. (11)
+            does not allow): ``"value"`` — lowest compact value of Eq. (9) first (ties: lower
+            score, later rank); ``"rank"`` — latest retrieval rank first, so the retriever's
+            best paths survive tight budgets (beyond the paper).
         tokenizer, tokenizer_backend, separator: see :class:`Encoder`.
     """
 
@@ -331,8 +337,12 @@ class ITTCEncoder(Encoder):
         tokenizer: str = DEFAULT_TOKENIZER,
         tokenizer_backend: str = "tiktoken",
         separator: str = " | ",
+        drop_policy: str = "value",
     ):
         super().__init__(budget, tokenizer, tokenizer_backend, separator)
+        if drop_policy not in DROP_POLICIES:
+            raise ValueError(f"drop_policy {drop_policy!r} is not one of {list(DROP_POLICIES)}")
+        self.drop_policy = drop_policy
         betas = tuple(float(b) for b in betas)
         if len(betas) != len(GRANULARITIES):
             raise ValueError(
@@ -390,8 +400,10 @@ class ITTCEncoder(Encoder):
                 value=float(values[:, -1].sum()),
             )
         sigma, lines, costs = self.renderings(kg, triples)
-        # drop priority: lowest compact value first, then lowest score, then latest rank
-        drop_order = np.lexsort((-np.arange(n), scores, values[:, 0]))
+        if self.drop_policy == "rank":  # latest retrieval rank first
+            drop_order = np.arange(n)[::-1]
+        else:  # lowest compact value first, then lowest score, then latest rank
+            drop_order = np.lexsort((-np.arange(n), scores, values[:, 0]))
         alive = np.ones(n, dtype=bool)
         min_cost = costs.min(axis=1)
         total_min = int(min_cost.sum())

@@ -116,6 +116,28 @@ def test_infeasible_drops_lowest_value_triples_first(hand_kg):
     ]
 
 
+def test_rank_drop_policy_keeps_the_best_ranked_triples(hand_kg):
+    # the same instance as above: the value policy drops the zero-value first candidate,
+    # the rank policy keeps it and drops the last-ranked one instead
+    enc = ITTCEncoder(drop_policy="rank")
+    cands = [
+        ("ann", "likes", "bob"),
+        ("cat", "born_in", "y_city"),
+        ("ann", "born_in", "x_town"),
+    ]
+    order = enc.encoding_order(hand_kg).order
+    compact = [count_tokens(enc.renderer.line(hand_kg, t, order, "compact")) for t in
+               enc.encode(hand_kg, cands, budget=10**4).triples]  # fmt: skip
+    budget = compact[0] + compact[1]  # room for the first two compact triples only
+    ctx = enc.encode(hand_kg, cands, budget=budget, query_entities=["ann"])
+    assert ctx.num_tokens <= budget
+    assert ctx.dropped.tolist() == [
+        [hand_kg.entities["ann"], hand_kg.relations["born_in"], hand_kg.entities["x_town"]]
+    ]
+    with pytest.raises(ValueError, match="drop_policy 'random' is not one of"):
+        ITTCEncoder(drop_policy="random")
+
+
 def test_zero_budget_and_empty_candidates(hand_kg):
     enc = ITTCEncoder()
     ctx = enc.encode(hand_kg, range(4), budget=0)
