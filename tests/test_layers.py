@@ -1,0 +1,74 @@
+"""The layering of docs/DESIGN.md, checked on the imports of every module (lower layers never
+import higher ones; the method never imports Lightning; ITTC never imports TAIMR)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+LOKG = Path(__file__).resolve().parent.parent / "lokg"
+BASE = {"lokg.typing", "lokg.kg"}
+LAYER2 = BASE | {"lokg.tokens", "lokg.embed"}
+METHOD = LAYER2 | {"lokg.models.components"}
+# package -> the lokg modules (prefixes) it may import besides itself
+ALLOWED = {
+    "lokg.kg": {"lokg.typing"},
+    "lokg.models.components": LAYER2,
+    "lokg.scos": METHOD,
+    "lokg.ittc": METHOD,
+    "lokg.taimr": METHOD,
+    "lokg.llm": {"lokg.tokens"},
+    "lokg.eval": {"lokg.typing", "lokg.tokens", "lokg.llm"},
+    "lokg.baselines": METHOD | {"lokg.taimr", "lokg.ittc"},
+}
+NO_LIGHTNING = ("lokg.kg", "lokg.models.components", "lokg.scos", "lokg.ittc", "lokg.taimr",
+                "lokg.llm", "lokg.eval", "lokg.baselines")  # fmt: skip
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def modules_of(package: str) -> list[Path]:
+    root = LOKG.parent.joinpath(*package.split("."))
+    return sorted(root.rglob("*.py"))
+
+
+def allowed(name: str, package: str) -> bool:
+    prefixes = ALLOWED[package] | {package}
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_package_imports_only_lower_layers(package):
+    bad = [
+        f"{path.relative_to(LOKG.parent)} imports {name}"
+        for path in modules_of(package)
+        for name in sorted(imports_of(path))
+        if name.startswith("lokg") and not allowed(name, package)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("package", NO_LIGHTNING)
+def test_method_and_services_never_import_lightning(package):
+    bad = [
+        str(path.relative_to(LOKG.parent))
+        for path in modules_of(package)
+        if any(n.split(".")[0] in ("pytorch_lightning", "lightning") for n in imports_of(path))
+    ]
+    assert not bad, bad
+
+
+def test_the_rule_itself():
+    assert not allowed("lokg.taimr.build", "lokg.ittc")  # ITTC encodes any candidate set
+    assert allowed("lokg.models.components.rel_gat_conv", "lokg.taimr")
+    assert not allowed("lokg.models.gat_module", "lokg.taimr")  # the Lightning wrapper is above
+    assert not allowed("lokg.scos", "lokg.kg")
