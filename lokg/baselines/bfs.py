@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lokg.kg.graph import KnowledgeGraph
+from lokg.kg.neighbourhood import DIRECTIONS, bfs_triples
 from lokg.taimr.retriever import RetrievalResult
 
-__all__ = ["DIRECTIONS", "BFSRetriever", "build_bfs"]
-
-DIRECTIONS = ("both", "out")
+__all__ = ["BFSRetriever", "build_bfs"]
 
 
 class BFSRetriever:
@@ -51,31 +50,8 @@ class BFSRetriever:
         self.direction = direction
 
     def neighbourhood(self, topics: Sequence[int]) -> list[int]:
-        """Triple ids in BFS order: the edges of the topic entities, then of their
-        neighbours, ... (each triple once, out-edges of a node before its in-edges)."""
-        seen_nodes = set(topics)
-        seen_triples: set[int] = set()
-        frontier = list(topics)
-        out: list[int] = []
-        for _ in range(self.max_hops):
-            nxt: list[int] = []
-            for v in frontier:
-                edges = [(t, 2) for t in self.kg.out_triples(v).tolist()]
-                if self.direction == "both":
-                    edges += [(t, 0) for t in self.kg.in_triples(v).tolist()]
-                for t, other in edges:
-                    if t in seen_triples:
-                        continue
-                    seen_triples.add(t)
-                    out.append(t)
-                    if self.max_triples is not None and len(out) >= self.max_triples:
-                        return out
-                    node = int(self.kg.triples_np[t, other])
-                    if node not in seen_nodes:
-                        seen_nodes.add(node)
-                        nxt.append(node)
-            frontier = nxt
-        return out
+        """Triple ids in BFS order (:func:`lokg.kg.neighbourhood.bfs_triples`)."""
+        return bfs_triples(self.kg, topics, self.max_hops, self.max_triples, self.direction)
 
     def retrieve(self, question: str, topic_entities: Sequence[str]) -> RetrievalResult:
         topics = [i for i in (self.kg.entities.get(t) for t in topic_entities) if i is not None]

@@ -27,6 +27,7 @@ import numpy as np
 
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
+from lokg.kg.neighbourhood import bfs_triples
 from lokg.taimr.linking import LinkedChain, RelationLinker
 from lokg.taimr.path_cache import PathCache
 
@@ -301,24 +302,6 @@ class SemanticRetriever:
         self.k_top = k_top
         self.pool_limit = pool_limit
 
-    def _pool(self, topics: list[int]) -> list[int]:
-        pool: dict[int, None] = {}
-        frontier = list(topics)
-        seen = set(topics)
-        for _ in range(self.max_hops):
-            nxt = []
-            for v in frontier:
-                for t in self.kg.out_triples(v).tolist():
-                    if len(pool) >= self.pool_limit:
-                        return list(pool)
-                    pool.setdefault(t, None)
-                    tail = int(self.kg.triples_np[t, 2])
-                    if tail not in seen:
-                        seen.add(tail)
-                        nxt.append(tail)
-            frontier = nxt
-        return list(pool)
-
     def verbalise(self, triple_id: int) -> str:
         h, r, t = self.kg.triples_np[triple_id]
         rel = self.kg.relations.label(int(r)).replace("_", " ").strip()
@@ -326,7 +309,7 @@ class SemanticRetriever:
 
     def retrieve(self, question: str, topic_entities: Sequence[str]) -> RetrievalResult:
         topics = _topic_ids(self.kg, topic_entities)
-        pool = self._pool(topics)
+        pool = bfs_triples(self.kg, topics, self.max_hops, self.pool_limit, direction="out")
         if not pool:
             return RetrievalResult([], [], [])
         q_vec = self.encoder.encode([question], kind="query")[0]
