@@ -1,7 +1,9 @@
-"""Write a directory atomically: build it under a temporary name, then rename it in place."""
+"""Saved artifacts: write a directory atomically (build it under a temporary name, then
+rename it in place) and read its versioned metadata back."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -37,3 +39,16 @@ def atomic_directory(target: str | os.PathLike, replace: bool = True) -> Iterato
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def read_versioned_json(path: Path, version: int, what: str, remedy: str) -> dict:
+    """The metadata file of a saved artifact, with a one-line error when it is missing
+    (``<path>: no saved <what> here``) or of another format version (``...; <remedy>``)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no saved {what} here")
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    if meta.get("format_version") != version:
+        raise ValueError(
+            f"{path}: format_version {meta.get('format_version')!r}, expected {version}; {remedy}"
+        )
+    return meta

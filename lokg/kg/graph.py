@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lokg.kg.atomic import atomic_directory
+from lokg.kg.atomic import atomic_directory, read_versioned_json
 from lokg.typing import IdArray, LabeledTriple
 
 __all__ = ["EntityAttributes", "KnowledgeGraph", "Vocabulary"]
@@ -423,15 +423,9 @@ class KnowledgeGraph:
     def load(cls, directory: str | os.PathLike, mmap: bool = False) -> KnowledgeGraph:
         """Load a graph written by :meth:`save`; ``mmap=True`` memory-maps the arrays."""
         directory = Path(directory)
-        vocab_path = directory / "vocab.json"
-        if not vocab_path.is_file():
-            raise FileNotFoundError(f"{vocab_path}: no saved KnowledgeGraph here")
-        meta = json.loads(vocab_path.read_text(encoding="utf-8"))
-        if meta.get("format_version") != _FORMAT_VERSION:
-            raise ValueError(
-                f"{vocab_path}: format_version {meta.get('format_version')!r}, "
-                f"expected {_FORMAT_VERSION}; re-run data preparation"
-            )
+        meta = read_versioned_json(
+            directory / "vocab.json", _FORMAT_VERSION, "KnowledgeGraph", "re-run data preparation"
+        )
         mode = "r" if mmap else None
         arrays = {k: np.load(directory / f"{k}.npy", mmap_mode=mode) for k in cls._ARRAYS}
         attrs = meta.get("attributes")

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from lokg.kg.atomic import atomic_directory
+from lokg.kg.atomic import atomic_directory, read_versioned_json
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.scos.config import SCOSConfig
 from lokg.scos.entity_types import entity_types
@@ -136,15 +136,9 @@ class SCOSResult:
     def load(cls, directory: str | os.PathLike, mmap: bool = False) -> SCOSResult:
         """Load a result written by :meth:`save`."""
         directory = Path(directory)
-        meta_path = directory / "scos.json"
-        if not meta_path.is_file():
-            raise FileNotFoundError(f"{meta_path}: no saved SCOS result here")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format_version") != _FORMAT_VERSION:
-            raise ValueError(
-                f"{meta_path}: format_version {meta.get('format_version')!r}, expected "
-                f"{_FORMAT_VERSION}; re-run SCOS"
-            )
+        meta = read_versioned_json(
+            directory / "scos.json", _FORMAT_VERSION, "SCOS result", "re-run SCOS"
+        )
         kg = KnowledgeGraph.load(directory / "kg", mmap=mmap)
         mapping = np.load(directory / "mapping.npy")
         original = Vocabulary(meta["original_relations"])
