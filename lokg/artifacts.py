@@ -11,10 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from omegaconf import DictConfig, OmegaConf
+
+from lokg.kg.graph import KnowledgeGraph
 
 KINDS = ("scos", "gat")
 
@@ -62,3 +66,71 @@ def resolve(root: Path, kind: str, explicit: str | None) -> Path | None:
             raise FileNotFoundError(f"{path}: no {kind} artifact directory here")
         return path
     return latest(root, kind)
+
+
+def scos_mode(cfg: DictConfig) -> str:
+    """``off`` when no SCOS config is selected or ``scos=off``; else the configured mode."""
+    scos = cfg.get("scos")
+    return "off" if scos is None else str(scos.get("mode", "greedy"))
+
+
+@dataclass
+class GraphArtifacts:
+    """What retrieval needs from the offline stages for one dataset.
+
+    Attributes:
+        kg: the graph retrieval runs on (G* after SCOS, else the original).
+        scos_dir: the SCOS artifact used (``None`` with ``scos=off``).
+        relation_embeddings: ``[R, d]`` TransE embeddings of ``kg``'s relations, when trained.
+        gat_dir: the GAT artifact used, when one is loaded.
+        edge_log_alpha: ``[T]`` log alpha of the trained GAT in ``kg``'s triple order.
+    """
+
+    kg: KnowledgeGraph
+    scos_dir: Path | None = None
+    relation_embeddings: np.ndarray | None = None
+    gat_dir: Path | None = None
+    edge_log_alpha: np.ndarray | None = None
+
+
+def load_graph_artifacts(
+    cfg: DictConfig,
+    datamodule,
+    need_gat: bool,
+    scos_dir: str | None = None,
+    gat_dir: str | None = None,
+) -> GraphArtifacts:
+    """The graph after SCOS and, when ``need_gat``, the trained GAT's attention.
+
+    With ``scos=off`` the original graph is used. Otherwise the given or latest SCOS artifact
+    of the dataset is required (a one-line error says to run ``train.py model=transe``).
+    """
+    from lokg.scos import SCOSResult
+
+    root = datamodule.artifact_dir
+    art = GraphArtifacts(kg=datamodule.kg)
+    if scos_mode(cfg) != "off":
+        art.scos_dir = resolve(root, "scos", scos_dir)
+        if art.scos_dir is None:
+            raise FileNotFoundError(
+                f"no SCOS artifacts for {datamodule.name} under {root}; run "
+                f"`python train.py model=transe data=...` first, or use scos=off"
+            )
+        art.kg = SCOSResult.load(art.scos_dir / "scos").kg
+        art.relation_embeddings = np.load(art.scos_dir / "relation_embeddings_merged.npy")
+    if need_gat:
+        art.gat_dir = resolve(root, "gat", gat_dir)
+        if art.gat_dir is None:
+            raise FileNotFoundError(
+                f"no GAT artifacts for {datamodule.name} under {root}; run "
+                f"`python train.py model=gat data=...` first, or use retriever.attention=uniform"
+            )
+        meta = json.loads((art.gat_dir / "gat.json").read_text(encoding="utf-8"))
+        if meta["kg_fingerprint"] != art.kg.fingerprint():
+            raise ValueError(
+                f"{art.gat_dir}: the GAT was trained on another graph (kg fingerprint "
+                f"{meta['kg_fingerprint']}, this one {art.kg.fingerprint()}); retrain model=gat "
+                "with the same scos setting"
+            )
+        art.edge_log_alpha = np.load(art.gat_dir / "edge_log_alpha.npy")
+    return art

@@ -52,6 +52,7 @@ class _JobConfig:
     task_name: str = "job"
     tags: list[str] = field(default_factory=lambda: ["dev"])
     seed: int | None = None
+    verbose: bool = False
     data: Any = None
     model: Any = None
     scos: Any = None
@@ -84,6 +85,7 @@ class EvaluateConfig(_JobConfig):
     limit: int | None = None
     budget: int = 2048
     method: str = "LOKG"
+    configuration: str = "lokg"
     ablation: str = "full"
     scos_dir: str | None = None
     gat_dir: str | None = None

@@ -19,21 +19,26 @@ import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
 
 from lokg.artifacts import config_key
+from lokg.console import configure_console
 from lokg.data.splits import SPLITS
 from lokg.eval.metrics import aggregate
+from lokg.eval.records import question_record
 from lokg.eval.results import ResultsWriter
 from lokg.eval.runner import run_questions
 from lokg.eval.tables import ABLATIONS, RunSummary, write_run_summary
 from lokg.llm import build_reader
-from lokg.pipeline import LOKG, check_budget
+from lokg.paper import departures
+from lokg.pipeline import LOKG
+from lokg.tokens import check_budget
 from lokg.train import format_stats, instantiate_list, resolve_seed
 
 log = logging.getLogger(__name__)
 
 _MACHINE_KEYS = {"cache_path", "cache_dir", "artifacts_dir", "model_path"}
 REPORT_ORDER = (
-    "hits@1", "hit", "f1", "coverage", "tcr", "p@1k", "h@1k", "tok/q", "calls/q",
-    "retrieval_latency_s", "failed", "n",
+    "hits@1", "hit", "f1", "coverage", "tcr", "evidence_tok/q", "empty_contexts", "tok/q",
+    "prompt_tok/q", "completion_tok/q", "p@1k", "h@1k", "calls/q", "retrieval_latency_s",
+    "failed", "n",
 )  # fmt: skip
 
 
@@ -46,10 +51,12 @@ def _strip_machine(node):
 
 
 def run_key(cfg: DictConfig, provenance: dict | None = None) -> str:
-    """Hash of what determines the answers: the config (no paths, loggers or tags) and the
-    identities of the artifacts used (graph, SCOS and GAT directories, attention)."""
+    """Hash of what determines the answers and their label: the config (no paths, loggers or
+    tags), the row labels (so two names never share a summary) and the identities of the
+    artifacts used (graph, SCOS and GAT directories, retriever cache)."""
     keys = ("data", "scos", "retriever", "encoder", "llm", "embedder", "budget", "split",
-            "limit", "seed", "scos_dir", "gat_dir")  # fmt: skip
+            "limit", "seed", "scos_dir", "gat_dir", "method", "configuration",
+            "ablation")  # fmt: skip
     plain = {k: OmegaConf.to_container(cfg, resolve=True).get(k) for k in keys}
     return config_key(_strip_machine(plain), provenance or {})
 
@@ -64,8 +71,17 @@ def format_metrics(metrics: dict[str, float]) -> str:
     return "\n".join(f"  {k:<22s} {fmt(metrics[k])}" for k in keys)
 
 
+def configuration_line(cfg: DictConfig, departed: list[str]) -> str:
+    """What is being run, under its true name, and how it departs from the paper."""
+    head = f"configuration {cfg.configuration!r} ({cfg.method}, ablation {cfg.ablation})"
+    if not departed:
+        return f"{head}: the paper's settings (Tables 3-4, Eqs. (16)/(18))"
+    return f"{head}: departs from the paper in\n" + "\n".join(f"  - {d}" for d in departed)
+
+
 def run(cfg: DictConfig) -> dict:
     """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics."""
+    configure_console(cfg.verbose)
     budget = check_budget(cfg.budget)
     if cfg.split not in SPLITS:
         raise ValueError(f"split={cfg.split!r}; expected one of {SPLITS}")
@@ -86,6 +102,8 @@ def run(cfg: DictConfig) -> dict:
             questions = questions[: cfg.limit]
         if not questions:
             raise ValueError(f"{datamodule.name}: split {cfg.split!r} has no questions")
+        departed = departures(cfg)
+        print(configuration_line(cfg, departed), flush=True)
         pipeline = LOKG.from_config(cfg, datamodule, reader)
         key = run_key(cfg, pipeline.provenance)
         run_dir = Path(cfg.paths.log_dir) / "evaluate" / "results" / datamodule.name / key
@@ -93,7 +111,7 @@ def run(cfg: DictConfig) -> dict:
         try:
             run_questions(
                 questions,
-                lambda q: pipeline.answer(q).result,
+                lambda q: question_record(pipeline.answer(q)),
                 writer,
                 concurrency=reader.max_concurrency,
                 reader_label=reader.label,
@@ -113,8 +131,9 @@ def run(cfg: DictConfig) -> dict:
         flush=True,
     )
     summary = RunSummary(
-        dataset, cfg.method, cfg.ablation, reader.label, seed, metrics, budget, cfg.limit
-    )
+        dataset, cfg.method, cfg.ablation, reader.label, seed, metrics, budget, cfg.limit,
+        cfg.split, cfg.configuration, tuple(departed),
+    )  # fmt: skip
     write_run_summary(run_dir, summary)
     log_to_loggers(cfg, metrics, records, seed)
     return {"metrics": metrics, "run_dir": run_dir, "records": records, "seed": seed}
@@ -127,6 +146,7 @@ def log_to_loggers(cfg: DictConfig, metrics: dict[str, float], records, seed: in
         return
     hparams = OmegaConf.to_container(cfg, resolve=True)
     hparams["seed"] = seed
+    hparams["departures_from_paper"] = departures(cfg)
     clean = {f"test/{k}": v for k, v in metrics.items() if not math.isnan(v)}
     for lg in loggers:
         lg.log_hyperparams(hparams)

@@ -27,9 +27,21 @@ __all__ = [
     "BACKENDS",
     "DEFAULT_TOKENIZER",
     "Tokenizer",
+    "check_budget",
     "count_tokens",
     "get_tokenizer",
 ]
+
+
+def check_budget(budget: object, key: str = "budget") -> int:
+    """The token budget B as a positive ``int``: the one rule every budget is checked by.
+
+    ``key`` names the config key in the one-line error (``budget`` for B itself).
+    """
+    if isinstance(budget, bool) or not isinstance(budget, int | np.integer) or budget <= 0:
+        raise ValueError(f"{key}={budget!r}; expected a positive whole number of tokens")
+    return int(budget)
+
 
 #: Tokenizer families :class:`Tokenizer` can load.
 BACKENDS = ("tiktoken", "huggingface")

@@ -38,24 +38,55 @@ def test_offline_data_options_instantiate(make_cfg, data):
     assert dm.source.name.startswith(data.split("_")[0][:3])
 
 
+#: experiments that configure evaluation (the rest configure training)
+EVALUATE_EXPERIMENTS = ("lokg", "paper")
+
+
 @pytest.mark.parametrize(
     ("group", "option"),
     [(g, o) for g in ("trainer", "logger", "callbacks", "debug", "experiment") for o in options(g)],
 )
 def test_every_group_option_composes(make_cfg, group, option):
-    cfg = make_cfg("train", [f"{group}={option}"])
+    task = "evaluate" if group == "experiment" and option in EVALUATE_EXPERIMENTS else "train"
+    cfg = make_cfg(task, [f"{group}={option}"])
     if group == "trainer" and (option != "gpu" or torch.cuda.is_available()):
         trainer = hydra.utils.instantiate(cfg.trainer, logger=False, enable_checkpointing=False)
         assert trainer.max_epochs >= 1
 
 
-@pytest.mark.parametrize("ablation", options("experiment/ablation"))
-def test_ablation_experiments_set_one_module_off(make_cfg, ablation):
-    cfg = make_cfg("evaluate", [f"experiment=ablation/{ablation}"])
-    full = make_cfg("evaluate")
-    assert cfg.ablation == ablation
+@pytest.mark.parametrize("experiment", EVALUATE_EXPERIMENTS)
+@pytest.mark.parametrize("ablation", [a for a in options("ablation") if a != "none"])
+def test_each_ablation_sets_one_module_off_in_each_configuration(make_cfg, experiment, ablation):
+    cfg = make_cfg("evaluate", [f"experiment={experiment}", f"ablation={ablation}"])
+    full = make_cfg("evaluate", [f"experiment={experiment}"])
+    assert cfg.ablation == ablation and full.ablation == "full"
+    assert cfg.configuration == full.configuration == experiment
     changed = [g for g in ("scos", "retriever", "encoder") if cfg[g] != full[g]]
     assert len(changed) == 1
+
+
+def test_experiment_paper_is_the_paper(make_cfg):
+    from lokg.paper import departures
+
+    cfg = make_cfg("evaluate", ["experiment=paper"])
+    assert cfg.method == "LOKG (paper)" and "paper" in cfg.tags
+    # the only departure a paper run may have is the encoder E5 cannot be loaded offline
+    assert departures(cfg) == [
+        "embedder.model_id: 'sentence-transformers/all-MiniLM-L6-v2' (paper: 'intfloat/e5-base-v2')"
+    ]
+    assert departures(make_cfg("evaluate", ["experiment=paper", "embedder=e5"])) == []
+
+
+def test_the_default_is_ours_and_each_departure_is_in_design_md(make_cfg):
+    from lokg.paper import departures
+
+    cfg = make_cfg("evaluate")
+    assert cfg.configuration == "lokg" and cfg.method == "LOKG (ours)"
+    design = (CONFIGS.parent / "docs" / "DESIGN.md").read_text(encoding="utf-8")
+    section = design.split("## Departures from the paper", 1)[1].split("\n## ", 1)[0]
+    for line in departures(cfg):
+        key = line.split(":", 1)[0]
+        assert f"`{key}`" in section, f"{key} departs from the paper but DESIGN.md does not say why"
 
 
 def test_logger_and_callback_groups_instantiate(make_cfg, monkeypatch):
@@ -86,7 +117,7 @@ def test_bad_overrides_fail_clearly(make_cfg, override, message):
 
 
 def test_train_without_model_prints_dataset_statistics(make_cfg, capsys):
-    result = run(make_cfg("train", ["experiment=pq2h_stats"]))
+    result = run(make_cfg("train", ["experiment=stats"]))
     out = capsys.readouterr().out
     assert result["seed"] == 0
     assert "KG: 1,056 entities, 13 relations, 1,211 triples" in out

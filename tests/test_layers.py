@@ -8,7 +8,7 @@ import pytest
 
 LOKG = Path(__file__).resolve().parent.parent / "lokg"
 BASE = {"lokg.typing", "lokg.kg"}
-LAYER2 = BASE | {"lokg.tokens", "lokg.embed"}
+LAYER2 = BASE | {"lokg.tokens", "lokg.embed", "lokg.retrieval"}
 METHOD = LAYER2 | {"lokg.models.components"}
 # package -> the lokg modules (prefixes) it may import besides itself
 ALLOWED = {

@@ -16,12 +16,13 @@ from collections.abc import Sequence
 
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.neighbourhood import DIRECTIONS, bfs_triples
-from lokg.taimr.retriever import RetrievalResult
+from lokg.retrieval import RetrievalResult, Retriever, resolve_topics
+from lokg.typing import Question
 
 __all__ = ["BFSRetriever", "build_bfs"]
 
 
-class BFSRetriever:
+class BFSRetriever(Retriever):
     """Triples reachable from the topic entities in at most ``max_hops`` hops, in BFS order.
 
     Args:
@@ -30,6 +31,8 @@ class BFSRetriever:
         max_triples: stop after this many triples (``None``: the whole neighbourhood).
         direction: ``both`` (out- and in-edges) or ``out``.
     """
+
+    name = "bfs"
 
     def __init__(
         self,
@@ -53,9 +56,10 @@ class BFSRetriever:
         """Triple ids in BFS order (:func:`lokg.kg.neighbourhood.bfs_triples`)."""
         return bfs_triples(self.kg, topics, self.max_hops, self.max_triples, self.direction)
 
-    def retrieve(self, question: str, topic_entities: Sequence[str]) -> RetrievalResult:
-        topics = [i for i in (self.kg.entities.get(t) for t in topic_entities) if i is not None]
-        return RetrievalResult(answers=[], paths=[], triple_ids=self.neighbourhood(topics))
+    def retrieve(self, question: Question) -> RetrievalResult:
+        topics, unknown = resolve_topics(self.kg, question.topic_entities)
+        triples = self.neighbourhood([t.entity for t in topics])
+        return RetrievalResult(self.kg, triples, topics=topics, unknown_topics=unknown)
 
 
 def build_bfs(

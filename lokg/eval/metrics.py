@@ -19,6 +19,12 @@ key                       definition
                           whose candidate subgraph is non-empty (T_naive > 0).
 ``tok/q``                 §3.2(f): mean billed input+output tokens over all LLM calls.
 ``tok_cl100k/q``          the same with cl100k_base counts (our tokenizer, alongside).
+``prompt_tok/q``          mean billed prompt tokens per question (all calls).
+``completion_tok/q``      mean billed completion tokens per question (all calls).
+``evidence_tok/q``        mean T_after: tokens of the evidence block as injected, for every
+                          reader (the extractive reader makes no call but its contexts are
+                          built and counted all the same).
+``empty_contexts``        number of questions whose evidence block came out empty.
 ``p@1k``                  §3.2(d): F1 × 1000 / T_total with the run means, i.e.
                           ``f1 * 1000 / tok/q`` (this reproduces Table 5, e.g. PQ-2hop
                           0.710 × 1000 / 101 = 7.030); NaN when tok/q = 0.
@@ -54,6 +60,10 @@ METRIC_KEYS = (
     "h@1k",
     "tok/q",
     "tok_cl100k/q",
+    "prompt_tok/q",
+    "completion_tok/q",
+    "evidence_tok/q",
+    "empty_contexts",
     "calls/q",
     "coverage",
     "retrieval_latency_s",
@@ -72,6 +82,7 @@ class QuestionScore:
         precision, recall, f1: set scores of the normalised prediction and gold sets.
         tokens: billed input + output tokens over all LLM calls (from ``usage``).
         tokens_cl100k: the same counted with cl100k_base.
+        prompt_tokens, completion_tokens: the billed ``tokens`` split by side.
         calls: LLM calls made for the question.
         t_after: tokens injected into the context (TCR numerator); None if not measured.
         t_naive: tokens of the naive full serialisation (TCR denominator); None if not
@@ -94,6 +105,9 @@ class QuestionScore:
     covered: bool | None = None
     retrieval_latency_s: float | None = None
     failed: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    empty_context: bool | None = None
 
 
 def set_scores(predictions: Iterable[str], gold: Iterable[str]) -> tuple[float, float, float]:
@@ -119,6 +133,8 @@ def score_question(
     context: str | None = None,
     tokens: int = 0,
     tokens_cl100k: int = 0,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
     calls: int = 0,
     t_after: int | None = None,
     t_naive: int | None = None,
@@ -133,9 +149,9 @@ def score_question(
         output_text: the raw model output, searched for ``hit``; defaults to the
             predictions joined by newlines.
         context: the evidence text injected into the prompt, searched for ``coverage``;
-            None leaves coverage unmeasured for this question.
-        tokens, tokens_cl100k, calls, t_after, t_naive, retrieval_latency_s, failed:
-            copied into the score (see :class:`QuestionScore`).
+            None leaves coverage (and emptiness) unmeasured for this question.
+        tokens, tokens_cl100k, prompt_tokens, completion_tokens, calls, t_after, t_naive,
+            retrieval_latency_s, failed: copied into the score (see :class:`QuestionScore`).
     """
     gold_norm = normalize_set(gold)
     if not gold_norm:
@@ -154,10 +170,13 @@ def score_question(
         f1=f1,
         tokens=int(tokens),
         tokens_cl100k=int(tokens_cl100k),
+        prompt_tokens=int(prompt_tokens),
+        completion_tokens=int(completion_tokens),
         calls=int(calls),
         t_after=t_after,
         t_naive=t_naive,
         covered=covered,
+        empty_context=None if context is None else not context,
         retrieval_latency_s=retrieval_latency_s,
         failed=failed,
     )
@@ -172,7 +191,12 @@ _SUM_STATES = (
     "f1",
     "tokens",
     "tokens_cl100k",
+    "prompt_tokens",
+    "completion_tokens",
     "calls",
+    "evidence_sum",
+    "evidence_n",
+    "empty_contexts",
     "tcr_sum",
     "tcr_n",
     "covered",
@@ -213,7 +237,14 @@ class KGQAMetrics(Metric):
             self.f1 += s.f1
             self.tokens += s.tokens
             self.tokens_cl100k += s.tokens_cl100k
+            self.prompt_tokens += s.prompt_tokens
+            self.completion_tokens += s.completion_tokens
             self.calls += s.calls
+            if s.t_after is not None:
+                self.evidence_sum += s.t_after
+                self.evidence_n += 1
+            if s.empty_context:
+                self.empty_contexts += 1
             self.failed += float(s.failed)
             if s.t_naive is not None and s.t_after is not None and s.t_naive > 0:
                 self.tcr_sum += s.t_after / s.t_naive
@@ -242,6 +273,10 @@ class KGQAMetrics(Metric):
             "tcr": mean(self.tcr_sum, float(self.tcr_n)),
             "tok/q": mean(self.tokens, n),
             "tok_cl100k/q": mean(self.tokens_cl100k, n),
+            "prompt_tok/q": mean(self.prompt_tokens, n),
+            "completion_tok/q": mean(self.completion_tokens, n),
+            "evidence_tok/q": mean(self.evidence_sum, float(self.evidence_n)),
+            "empty_contexts": float(self.empty_contexts),
             "calls/q": mean(self.calls, n),
             "coverage": mean(self.covered, float(self.coverage_n)),
             "retrieval_latency_s": mean(self.latency_sum, float(self.latency_n)),

@@ -96,6 +96,8 @@ class QuestionResult:
             context=self.context,
             tokens=self.tokens,
             tokens_cl100k=self.prompt_tokens_cl100k + self.completion_tokens_cl100k,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
             calls=self.calls,
             t_after=self.t_after,
             t_naive=self.t_naive,

@@ -64,8 +64,12 @@ class RunSummary:
     metrics: dict[str, float]
     budget: int | None = None
     limit: int | None = None
+    split: str = "test"
+    configuration: str = ""
+    departures: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "departures", tuple(self.departures))
         if self.ablation not in ABLATIONS:
             raise ValueError(f"ablation must be one of {list(ABLATIONS)}, got {self.ablation!r}")
 
@@ -75,8 +79,10 @@ def write_run_summary(run_dir: str | os.PathLike, summary: RunSummary) -> Path:
     path = Path(run_dir) / SUMMARY_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    keys = ("dataset", "method", "ablation", "llm", "seed", "budget", "limit")
+    keys = ("dataset", "method", "ablation", "llm", "seed", "budget", "limit", "split",
+            "configuration")  # fmt: skip
     data = {k: getattr(summary, k) for k in keys}
+    data["departures"] = list(summary.departures)
     data["metrics"] = {k: (None if _isnan(v) else v) for k, v in summary.metrics.items()}
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path)
@@ -101,6 +107,9 @@ def read_run_summary(path: str | os.PathLike) -> RunSummary:
             metrics=metrics,
             budget=None if data.get("budget") is None else int(data["budget"]),
             limit=None if data.get("limit") is None else int(data["limit"]),
+            split=str(data.get("split", "test")),
+            configuration=str(data.get("configuration", "")),
+            departures=tuple(str(d) for d in data.get("departures", ())),
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(
@@ -110,12 +119,16 @@ def read_run_summary(path: str | os.PathLike) -> RunSummary:
 
 
 def collect_summaries(
-    root: str | os.PathLike, budget: int | None = None, complete_only: bool = False
+    root: str | os.PathLike,
+    budget: int | None = None,
+    complete_only: bool = False,
+    split: str | None = "test",
 ) -> list[RunSummary]:
     """Every ``summary.json`` under ``root``, sorted by path; duplicates of a seed are errors.
 
     ``budget`` keeps the runs at that token budget (runs that did not record one are kept);
-    ``complete_only`` drops runs limited to the first N questions of a split.
+    ``complete_only`` drops runs limited to the first N questions of a split; ``split`` keeps
+    the runs on that split (tables report test; validation runs are for choosing).
     """
     root = Path(root)
     if not root.is_dir():
@@ -125,6 +138,8 @@ def collect_summaries(
         runs = [r for r in runs if r.budget is None or r.budget == budget]
     if complete_only:
         runs = [r for r in runs if r.limit is None]
+    if split is not None:
+        runs = [r for r in runs if r.split == split]
     seen: dict[tuple, int] = {}
     for r in runs:
         key = (r.llm, r.dataset, r.method, r.ablation, r.seed)
@@ -307,9 +322,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--include-partial", action="store_true", help="also use runs with limit=N questions"
     )
+    parser.add_argument(
+        "--split", default="test", help="split of the runs to tabulate (test; val is for choosing)"
+    )
     args = parser.parse_args(argv)
     try:
-        runs = collect_summaries(args.runs_dir, args.budget, not args.include_partial)
+        runs = collect_summaries(args.runs_dir, args.budget, not args.include_partial, args.split)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

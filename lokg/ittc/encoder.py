@@ -36,9 +36,16 @@ from lokg.ittc.order import ORDERS, EncodingOrder, select_order
 from lokg.ittc.render import GRANULARITIES, TripleRenderer
 from lokg.ittc.value import triple_values
 from lokg.kg.graph import KnowledgeGraph
-from lokg.tokens import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
+from lokg.tokens import DEFAULT_TOKENIZER, Tokenizer, check_budget, get_tokenizer
 
-__all__ = ["EncodedContext", "Encoder", "ITTCEncoder", "NaiveEncoder", "TruncateEncoder"]
+__all__ = [
+    "EncodedContext",
+    "Encoder",
+    "ITTCEncoder",
+    "NaiveEncoder",
+    "TruncateEncoder",
+    "join_lines",
+]
 
 #: Values of ``ITTCEncoder(order=...)``: Eq. (8)'s argmin, or one fixed order (ablation).
 ORDER_OPTIONS = ("entropy", *ORDERS)
@@ -167,32 +174,37 @@ def _entity_ids(kg: KnowledgeGraph, entities: Iterable[int | str], what: str) ->
     return out
 
 
-def _check_budget(budget) -> int:
-    if isinstance(budget, bool) or int(budget) != budget or budget < 0:
-        raise ValueError(f"budget must be a non-negative integer, got {budget!r}")
-    return int(budget)
+def join_lines(lines: Iterable[str]) -> str:
+    """The evidence block: rendered lines (each ending in ``"\\n"``) without the final newline.
+
+    This string is placed in the prompt as is, so T_after and T_naive are both counted on
+    exactly this form (TCR of the naive encoding is then 1.0 by construction).
+    """
+    return "".join(lines).removesuffix("\n")
 
 
 class Encoder(ABC):
     """Shared interface: ``encode(kg, candidates, budget, ...) -> EncodedContext``.
 
+    The budget B is not an encoder setting: it is given to every ``encode`` call (its one
+    config key is the top-level ``budget``).
+
     Args:
-        budget: default token budget B (Table 3: 2048), used when ``encode`` gets none.
         tokenizer: tokenizer name for :func:`lokg.tokens.get_tokenizer`.
         tokenizer_backend: ``"tiktoken"`` or ``"huggingface"``.
         separator: string between the components of a line.
     """
 
     name = "encoder"
+    #: whether ``text`` is guaranteed to fit the budget (the pipeline checks it when True)
+    respects_budget = True
 
     def __init__(
         self,
-        budget: int = 2048,
         tokenizer: str = DEFAULT_TOKENIZER,
         tokenizer_backend: str = "tiktoken",
         separator: str = " | ",
     ):
-        self.budget = _check_budget(budget)
         self.tokenizer: Tokenizer = get_tokenizer(tokenizer, tokenizer_backend)
         self.renderer = TripleRenderer(separator=separator)
 
@@ -200,7 +212,7 @@ class Encoder(ABC):
         self,
         kg: KnowledgeGraph,
         candidates,
-        budget: int | None = None,
+        budget: int,
         query_entities: Iterable[int | str] = (),
         candidate_entities: Iterable[int | str] = (),
         scores: Sequence[float] | None = None,
@@ -211,13 +223,13 @@ class Encoder(ABC):
             kg: the (possibly SCOS-compressed) graph the candidates' ids refer to.
             candidates: triple ids ``[N]`` into ``kg``, id triples ``[N, 3]``, or labelled
                 triples; ranked best first. Duplicates are encoded once.
-            budget: token budget B (default: the encoder's).
+            budget: token budget B for ``text`` (a positive int).
             query_entities: E_query of Eq. (10), ids or labels.
             candidate_entities: E_cand of Eq. (10) (TAIMR's coarse-filter answers), ids or labels.
             scores: optional retrieval score per candidate (aligned with ``candidates``); used
                 to break ties when triples must be dropped.
         """
-        b = self.budget if budget is None else _check_budget(budget)
+        b = check_budget(budget)
         full = _candidate_array(kg, candidates)  # [N_all, 3]
         first = _distinct(full)
         triples = np.ascontiguousarray(full[first])  # [N, 3]
@@ -234,7 +246,7 @@ class Encoder(ABC):
             kg, candidate_entities, "candidate_entities"
         )
         naive = self.renderer.naive_lines(kg, triples)
-        naive_text = "".join(naive)
+        naive_text = join_lines(naive)
         t_naive = self.tokenizer.count(naive_text)
         return self._encode(kg, triples, b, eq, rank_scores, naive, naive_text, t_naive)
 
@@ -257,7 +269,7 @@ class Encoder(ABC):
         )
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(budget={self.budget}, tokenizer={self.tokenizer.name!r})"
+        return f"{type(self).__name__}(tokenizer={self.tokenizer.name!r})"
 
 
 class NaiveEncoder(Encoder):
@@ -269,6 +281,7 @@ class NaiveEncoder(Encoder):
     """
 
     name = "naive"
+    respects_budget = False
 
     def _encode(self, kg, triples, budget, eq, scores, naive, naive_text, t_naive):
         return self._context(
@@ -290,7 +303,7 @@ class TruncateEncoder(Encoder):
         costs = self.tokenizer.count_many(naive)
         keep = rank[: int(np.searchsorted(np.cumsum(costs[rank]), budget, side="right"))]
         while True:
-            text = "".join(naive[i] for i in keep)
+            text = join_lines(naive[i] for i in keep)
             if self.tokenizer.count(text) <= budget or len(keep) == 0:
                 break
             keep = keep[:-1]
@@ -311,7 +324,6 @@ class ITTCEncoder(Encoder):
     """ITTC (Sec. 2.4): σ* order, three granularities, MCKP under the token budget.
 
     Args:
-        budget: B (Table 3: 2048).
         betas: β_1..β_3 of Eq. (9) for compact/balanced/verbose (Table 3: 0.5, 0.8, 1.0).
         lambda_boost: λ_boost of Eq. (10) (Table 3: 3.0).
         activation_ratio: the MCKP runs only when T_naive > activation_ratio · B (0.7).
@@ -328,7 +340,6 @@ class ITTCEncoder(Encoder):
 
     def __init__(
         self,
-        budget: int = 2048,
         betas: Sequence[float] = (0.5, 0.8, 1.0),
         lambda_boost: float = 3.0,
         activation_ratio: float = 0.7,
@@ -339,7 +350,7 @@ class ITTCEncoder(Encoder):
         separator: str = " | ",
         drop_policy: str = "value",
     ):
-        super().__init__(budget, tokenizer, tokenizer_backend, separator)
+        super().__init__(tokenizer, tokenizer_backend, separator)
         if drop_policy not in DROP_POLICIES:
             raise ValueError(f"drop_policy {drop_policy!r} is not one of {list(DROP_POLICIES)}")
         self.drop_policy = drop_policy
@@ -358,7 +369,16 @@ class ITTCEncoder(Encoder):
         self.betas = betas
         self.lambda_boost = float(lambda_boost)
         self.activation_ratio = float(activation_ratio)
-        self.dp_max_budget = _check_budget(dp_max_budget)
+        if (
+            isinstance(dp_max_budget, bool)
+            or int(dp_max_budget) != dp_max_budget
+            or dp_max_budget < 0
+        ):
+            raise ValueError(
+                f"encoder.dp_max_budget={dp_max_budget!r}; expected a whole number >= 0 "
+                "(0: always the greedy solver)"
+            )
+        self.dp_max_budget = int(dp_max_budget)
         self.order = order
         self._orders: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -440,7 +460,7 @@ class ITTCEncoder(Encoder):
 
     @staticmethod
     def _assemble(lines: list[list[str]], choice: np.ndarray) -> str:
-        return "".join(lines[k][i] for i, k in enumerate(choice.tolist()) if k >= 0)
+        return join_lines(lines[k][i] for i, k in enumerate(choice.tolist()) if k >= 0)
 
     def _repair(self, lines, costs, choice, drop_order, budget):
         """Shrink until the real count fits: all kept triples to cheapest, then drop."""
@@ -458,7 +478,7 @@ class ITTCEncoder(Encoder):
 
     def __repr__(self) -> str:
         return (
-            f"ITTCEncoder(budget={self.budget}, betas={self.betas}, "
+            f"ITTCEncoder(betas={self.betas}, "
             f"lambda_boost={self.lambda_boost}, activation_ratio={self.activation_ratio}, "
             f"order={self.order!r})"
         )

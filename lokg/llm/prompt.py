@@ -8,12 +8,13 @@ first. It is a :class:`string.Template` with the fields ``$evidence`` and ``$que
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from string import Template
 
 TEMPLATE_FILE = "answer.txt"
+#: what the prompt says in place of an empty evidence block
+NO_EVIDENCE = "(no evidence retrieved)"
 
 
 @lru_cache(maxsize=1)
@@ -23,20 +24,28 @@ def answer_template() -> Template:
     return Template(text)
 
 
-def render_answer_prompt(question: str, evidence: Sequence[str]) -> str:
-    """Fill the template: one evidence item per line, then the question.
+def render_answer_prompt(question: str, evidence: str) -> str:
+    """Fill the template with the evidence block exactly as given, then the question.
+
+    ``evidence`` is the encoder's block (one fact per line), inserted verbatim so that the
+    tokens counted for the budget and TCR are the tokens sent; an empty block reads
+    ``(no evidence retrieved)``.
 
     Raises:
-        ValueError: the question is empty.
+        ValueError: the question is empty, or ``evidence`` is not a string.
     """
     if not question or not question.strip():
         raise ValueError("render_answer_prompt: the question text is empty")
-    lines = [e.strip() for e in evidence if e and e.strip()]
-    block = "\n".join(lines) if lines else "(no evidence retrieved)"
+    if not isinstance(evidence, str):
+        raise ValueError(
+            f"render_answer_prompt: evidence must be the block as one string, "
+            f"got {type(evidence).__name__}"
+        )
+    block = evidence if evidence.strip() else NO_EVIDENCE
     return answer_template().substitute(evidence=block, question=question.strip()).rstrip()
 
 
-def answer_messages(question: str, evidence: Sequence[str]) -> list[dict]:
+def answer_messages(question: str, evidence: str) -> list[dict]:
     """The chat messages of one answering call: a single user turn with the prompt."""
     return [{"role": "user", "content": render_answer_prompt(question, evidence)}]
 

@@ -67,10 +67,9 @@ class LLMReader:
     def __repr__(self) -> str:
         return f"LLMReader(client={self.client!r}, max_answers={self.max_answers})"
 
-    def answer(
-        self, question: str, evidence: Sequence[str], candidates: Sequence[str] = ()
-    ) -> ReaderOutput:
-        """Ask the LLM; ``candidates`` are ignored (the LLM reads the evidence)."""
+    def answer(self, question: str, evidence: str, candidates: Sequence[str] = ()) -> ReaderOutput:
+        """Ask the LLM with the evidence block ``evidence`` (placed in the prompt verbatim);
+        ``candidates`` are ignored (the LLM reads the evidence)."""
         messages = answer_messages(question, evidence)
         ledger = CallLedger()
         response = self.client.chat(messages, ledger=ledger)
@@ -102,9 +101,8 @@ class ExtractiveReader:
     def __repr__(self) -> str:
         return f"ExtractiveReader(max_answers={self.max_answers})"
 
-    def answer(
-        self, question: str, evidence: Sequence[str], candidates: Sequence[str] = ()
-    ) -> ReaderOutput:
+    def answer(self, question: str, evidence: str, candidates: Sequence[str] = ()) -> ReaderOutput:
+        """The retriever's ``candidates`` in order; ``evidence`` is not read."""
         ranked: list[str] = []
         for c in candidates:
             if c not in ranked:

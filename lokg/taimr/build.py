@@ -1,14 +1,12 @@
 """Factories the ``retriever`` config group instantiates (``_partial_: true``).
 
-``instantiate(cfg.retriever)(kg=..., encoder=..., ...)`` returns a retriever with a
-``retrieve(question_text, topic_entity_labels) -> RetrievalResult`` method.
+``instantiate(cfg.retriever)(kg=..., encoder=..., ...)`` returns a
+:class:`lokg.retrieval.Retriever`.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 
@@ -31,7 +29,6 @@ def build_taimr(
     encoder: SentenceEncoder,
     edge_log_alpha: np.ndarray | None = None,
     train_questions: Iterable[Question] = (),
-    cache_path: str | os.PathLike | None = None,
     attention: str = "gat",
     max_hops: int = 3,
     k_top: int = 20,
@@ -51,8 +48,7 @@ def build_taimr(
     ``attention="gat"`` uses ``edge_log_alpha`` (from
     :func:`lokg.taimr.topology.gat_log_attention`, required); ``"uniform"`` is the
     "without GAT" ablation.  ``train_questions`` fit the relation linker (train split only).
-    ``cache_path`` (an ``.npz``) is loaded when it exists; call ``retriever.cache.save`` to
-    persist newly computed entries.
+    The path cache persists through the retriever's ``load_cache`` / ``save_cache``.
     """
     if attention not in ATTENTION:
         raise ValueError(f"retriever.attention must be one of {ATTENTION}, got {attention!r}")
@@ -63,8 +59,6 @@ def build_taimr(
     else:
         log_alpha = uniform_log_attention(kg)
     cache = PathCache(kg, log_alpha, node_information_gain(kg), lambda_topo)
-    if cache_path is not None and Path(cache_path).is_file():
-        cache.load(cache_path)
     linker = None
     if relation_linking == "chain":
         linker = RelationLinker(kg, encoder, link_temperature, knn_k, knn_temperature)
@@ -85,7 +79,7 @@ def build_semantic(
 ) -> SemanticRetriever:
     """``retriever=off``: plain semantic-similarity retrieval (the "w/o TAIMR" ablation).
 
-    Extra keyword arguments the TAIMR factory takes (``edge_log_alpha``, ``train_questions``,
-    ``cache_path``) are accepted and ignored so both are called the same way.
+    Extra keyword arguments the TAIMR factory takes (``edge_log_alpha``, ``train_questions``) are
+    accepted and ignored so both are called the same way.
     """
     return SemanticRetriever(kg, encoder, max_hops, k_top, pool_limit)

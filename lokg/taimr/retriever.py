@@ -20,82 +20,33 @@ set passed to ITTC.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import os
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.neighbourhood import bfs_triples
+from lokg.retrieval import (
+    RankedAnswer,
+    RetrievalResult,
+    RetrievedPath,
+    Retriever,
+    resolve_topics,
+    triples_of_paths,
+)
 from lokg.taimr.linking import LinkedChain, RelationLinker
 from lokg.taimr.path_cache import PathCache
+from lokg.typing import Question
 
-__all__ = [
-    "RankedAnswer",
-    "RetrievalResult",
-    "RetrievedPath",
-    "SemanticRetriever",
-    "TAIMRRetriever",
-]
+__all__ = ["SemanticRetriever", "TAIMRRetriever"]
 
 RELATION_LINKING = ("chain", "off")
 
 
-@dataclass(frozen=True)
-class RetrievedPath:
-    """One path from a topic entity; ``entities`` has one more element than ``triple_ids``."""
-
-    entities: tuple[int, ...]
-    triple_ids: tuple[int, ...]
-    relations: tuple[int, ...]
-    s_topo: float
-    s_link: float = 0.0
-    s_sem: float = 0.0
-    s_final: float = 0.0
-
-    @property
-    def answer(self) -> int:
-        return self.entities[-1]
-
-
-@dataclass(frozen=True)
-class RankedAnswer:
-    """A candidate answer with its S_final (Eq. (18)) and its supporting path p_a."""
-
-    entity: int
-    label: str
-    score: float
-    path: RetrievedPath
-
-
-@dataclass(frozen=True)
-class RetrievalResult:
-    """Ranked answers (best first), the top-K_top supporting paths and their triple ids."""
-
-    answers: list[RankedAnswer]
-    paths: list[RetrievedPath]
-    triple_ids: list[int]
-
-    @property
-    def top_answer(self) -> str | None:
-        return self.answers[0].label if self.answers else None
-
-
-def _triples_of(paths: Sequence[RetrievedPath]) -> list[int]:
-    seen: dict[int, None] = {}
-    for p in paths:
-        for t in p.triple_ids:
-            seen.setdefault(int(t), None)
-    return list(seen)
-
-
-def _topic_ids(kg: KnowledgeGraph, topics: Sequence[str]) -> list[int]:
-    ids = [kg.entities.get(t) for t in topics]
-    return [i for i in ids if i is not None]
-
-
-class TAIMRRetriever:
+class TAIMRRetriever(Retriever):
     """Topology-aware multi-hop retrieval with late semantic fusion.
 
     Args:
@@ -116,6 +67,8 @@ class TAIMRRetriever:
             ids, log alpha)``, e.g. :class:`~lokg.taimr.topology.QueryConditionedAttention`)
             overlaid on the cache for that question (beyond the paper; ``None`` = off).
     """
+
+    name = "taimr"
 
     def __init__(
         self,
@@ -237,26 +190,28 @@ class TAIMRRetriever:
         return paths
 
     # ------------------------------------------------------------------ API
-    def retrieve(self, question: str, topic_entities: Sequence[str]) -> RetrievalResult:
+    def retrieve(self, question: Question) -> RetrievalResult:
         """Rank candidate answers by S_final (Eq. (18)) and return the top-K_top paths."""
+        text = question.text
+        topics, unknown = resolve_topics(self.kg, question.topic_entities)
         best: dict[int, RetrievedPath] = {}
-        for label, topic in zip(topic_entities, _topic_ids(self.kg, topic_entities), strict=False):
+        for topic in topics:
             chain = None
             if self.relation_linking == "chain":
                 assert self.linker is not None
-                chain = self.linker.link(question, label)
+                chain = self.linker.link(text, topic.label)
             cache = None
             if self.query_attention is not None:
-                cache = self.cache.overlay(*self.query_attention(question, topic))
-            for p in self.search(topic, chain, cache):
+                cache = self.cache.overlay(*self.query_attention(text, topic.entity))
+            for p in self.search(topic.entity, chain, cache):
                 s_path = p.s_topo + self.lambda_rel * p.s_link
                 cur = best.get(p.answer)
                 if cur is None or s_path > cur.s_topo + self.lambda_rel * cur.s_link:
                     best[p.answer] = p
         if not best:
-            return RetrievalResult([], [], [])
+            return RetrievalResult(self.kg, topics=topics, unknown_topics=unknown)
         answers = list(best)
-        q_vec = self.encoder.encode([question], kind="query")[0]
+        q_vec = self.encoder.encode([text], kind="query")[0]
         a_vec = self.encoder.encode([self.kg.entity_name(a) for a in answers], kind="passage")
         s_sem = a_vec @ q_vec  # Eq. (17): both unit-norm, so the dot is the cosine
         ranked = []
@@ -267,10 +222,36 @@ class TAIMRRetriever:
             ranked.append(RankedAnswer(a, self.kg.entities.label(a), final, p))
         ranked.sort(key=lambda x: (-x.score, x.entity))
         paths = [r.path for r in ranked[: self.k_top]]
-        return RetrievalResult(ranked, paths, _triples_of(paths))
+        return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
+
+    # ------------------------------------------------------------------ cache
+    @property
+    def cache_key(self) -> str | None:
+        """The path cache's fingerprint (graph, attention, mu, lambda_topo)."""
+        return self.cache.fingerprint
+
+    def _cache_file(self, directory: str | os.PathLike) -> Path | None:
+        key = self.cache_key
+        return None if key is None else Path(directory) / f"{key}.npz"
+
+    def load_cache(self, directory: str | os.PathLike) -> bool:
+        path = self._cache_file(directory)
+        if path is None or not path.is_file():
+            return False
+        self.cache.load(path)
+        return True
+
+    def save_cache(self, directory: str | os.PathLike) -> Path | None:
+        """Write the path cache (when it holds entries) as ``<directory>/<fingerprint>.npz``."""
+        path = self._cache_file(directory)
+        if path is None or not self.cache.entries:
+            return None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.cache.save(path)
+        return path
 
 
-class SemanticRetriever:
+class SemanticRetriever(Retriever):
     """``retriever=off`` ("w/o TAIMR"): plain semantic-similarity retrieval.
 
     Triples within ``max_hops`` out-hops of the topic entities (at most ``pool_limit``,
@@ -284,6 +265,8 @@ class SemanticRetriever:
         k_top: triples returned (20).
         pool_limit: candidate triples considered (default 200, KAPING's pool in Table 4).
     """
+
+    name = "semantic"
 
     def __init__(
         self,
@@ -307,12 +290,13 @@ class SemanticRetriever:
         rel = self.kg.relations.label(int(r)).replace("_", " ").strip()
         return f"{self.kg.entity_name(int(h))} {rel} {self.kg.entity_name(int(t))}"
 
-    def retrieve(self, question: str, topic_entities: Sequence[str]) -> RetrievalResult:
-        topics = _topic_ids(self.kg, topic_entities)
-        pool = bfs_triples(self.kg, topics, self.max_hops, self.pool_limit, direction="out")
+    def retrieve(self, question: Question) -> RetrievalResult:
+        topics, unknown = resolve_topics(self.kg, question.topic_entities)
+        topic_ids = [t.entity for t in topics]
+        pool = bfs_triples(self.kg, topic_ids, self.max_hops, self.pool_limit, direction="out")
         if not pool:
-            return RetrievalResult([], [], [])
-        q_vec = self.encoder.encode([question], kind="query")[0]
+            return RetrievalResult(self.kg, topics=topics, unknown_topics=unknown)
+        q_vec = self.encoder.encode([question.text], kind="query")[0]
         t_vec = self.encoder.encode([self.verbalise(t) for t in pool], kind="passage")
         sims = t_vec @ q_vec
         order = np.argsort(-sims, kind="stable")
@@ -324,6 +308,8 @@ class SemanticRetriever:
             p = RetrievedPath((h, t), (tid,), (r,), 0.0, 0.0, float(sims[i]), float(sims[i]))
             if len(paths) < self.k_top:
                 paths.append(p)
-            if t not in answers and t not in topics:
+            if t not in answers and t not in topic_ids:
                 answers[t] = RankedAnswer(t, self.kg.entities.label(t), float(sims[i]), p)
-        return RetrievalResult(list(answers.values()), paths, _triples_of(paths))
+        return RetrievalResult(
+            self.kg, triples_of_paths(paths), list(answers.values()), paths, topics, unknown
+        )

@@ -19,8 +19,8 @@ CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "encoder"
 
 
 def test_naive_output_below_activation_ratio_has_tcr_exactly_one(fb_kg):
-    ctx = ITTCEncoder(budget=2048).encode(fb_kg, range(fb_kg.num_triples))
-    naive = NaiveEncoder().encode(fb_kg, range(fb_kg.num_triples))
+    ctx = ITTCEncoder().encode(fb_kg, range(fb_kg.num_triples), budget=2048)
+    naive = NaiveEncoder().encode(fb_kg, range(fb_kg.num_triples), budget=2048)
     assert ctx.solver == "naive"
     assert ctx.text == naive.text
     assert ctx.num_tokens == ctx.naive_tokens == count_tokens(ctx.text)
@@ -29,19 +29,20 @@ def test_naive_output_below_activation_ratio_has_tcr_exactly_one(fb_kg):
 
 
 def test_mckp_activates_above_activation_ratio(fb_kg):
-    enc = ITTCEncoder(budget=2048)
-    t_naive = enc.encode(fb_kg, range(12)).naive_tokens
+    enc = ITTCEncoder()
+    t_naive = enc.encode(fb_kg, range(12), budget=2048).naive_tokens
     budget = int(t_naive / 0.7) - 1  # T_naive > 0.7 B
     ctx = enc.encode(fb_kg, range(12), budget=budget)
     assert ctx.solver == "dp"
     assert ctx.order == enc.encoding_order(fb_kg).order
     assert ctx.num_tokens == count_tokens(ctx.text) <= budget
     assert len(ctx.dropped) == 0
-    # the text is the chosen renderings, line by line, in candidate order
-    lines = ctx.text.splitlines(keepends=True)
-    assert len(lines) == 12
-    for line, t, g in zip(lines, ctx.triples, ctx.granularity, strict=True):
-        assert line == enc.renderer.line(fb_kg, t, ctx.order, g)
+    # the text is the chosen renderings, line by line, in candidate order, without the
+    # final newline (the block is sent as is)
+    assert len(ctx.triples) == 12
+    rendered = [enc.renderer.line(fb_kg, t, ctx.order, g) for t, g in
+                zip(ctx.triples, ctx.granularity, strict=True)]  # fmt: skip
+    assert ctx.text == "".join(rendered)[:-1] and not ctx.text.endswith("\n")
 
 
 def test_context_count_is_sum_of_line_costs(fb_kg):
@@ -138,19 +139,21 @@ def test_rank_drop_policy_keeps_the_best_ranked_triples(hand_kg):
         ITTCEncoder(drop_policy="random")
 
 
-def test_zero_budget_and_empty_candidates(hand_kg):
+def test_budget_below_one_line_drops_everything_and_empty_candidates(hand_kg):
     enc = ITTCEncoder()
-    ctx = enc.encode(hand_kg, range(4), budget=0)
+    ctx = enc.encode(hand_kg, range(4), budget=1)
     assert ctx.text == "" and ctx.num_tokens == 0 and len(ctx.dropped) == 4
-    empty = enc.encode(hand_kg, [])
+    with pytest.raises(ValueError, match=r"^budget=0; expected a positive whole number of tokens$"):
+        enc.encode(hand_kg, range(4), budget=0)
+    empty = enc.encode(hand_kg, [], budget=64)
     assert empty.text == "" and empty.solver == "empty" and empty.tcr == 1.0
 
 
 def test_candidate_forms_are_equivalent_and_deduplicated(hand_kg):
-    enc = ITTCEncoder(budget=64)
-    by_id = enc.encode(hand_kg, [0, 1, 2, 3, 1])
-    by_tensor = enc.encode(hand_kg, torch.as_tensor(hand_kg.triples_np))
-    by_label = enc.encode(hand_kg, [hand_kg.labeled(i) for i in range(4)])
+    enc = ITTCEncoder()
+    by_id = enc.encode(hand_kg, [0, 1, 2, 3, 1], budget=64)
+    by_tensor = enc.encode(hand_kg, torch.as_tensor(hand_kg.triples_np), budget=64)
+    by_label = enc.encode(hand_kg, [hand_kg.labeled(i) for i in range(4)], budget=64)
     assert by_id.text == by_tensor.text == by_label.text
     assert len(by_id.triples) == 4
 
@@ -176,15 +179,15 @@ def test_repair_keeps_the_budget_with_a_non_additive_tokenizer(fb_kg):
 
 
 def test_truncate_keeps_a_prefix_and_naive_does_not_cut(fb_kg):
-    naive = NaiveEncoder(budget=40).encode(fb_kg, range(12))
+    naive = NaiveEncoder().encode(fb_kg, range(12), budget=40)
     assert naive.over_budget and naive.tcr == 1.0
-    trunc = TruncateEncoder(budget=40).encode(fb_kg, range(12))
+    trunc = TruncateEncoder().encode(fb_kg, range(12), budget=40)
     assert trunc.num_tokens <= 40
     assert naive.text.startswith(trunc.text)
     assert len(trunc.triples) + len(trunc.dropped) == 12
     # with scores, the best-scored lines are kept first
     scores = np.arange(12, dtype=float)  # last candidate best
-    best = TruncateEncoder(budget=40).encode(fb_kg, range(12), scores=scores)
+    best = TruncateEncoder().encode(fb_kg, range(12), budget=40, scores=scores)
     assert best.triples[0].tolist() == fb_kg.triples_np[11].tolist()
 
 
@@ -195,7 +198,7 @@ def test_truncate_keeps_a_prefix_and_naive_does_not_cut(fb_kg):
         ({"betas": (0.5, 1.0)}, r"betas must have 3 entries"),
         ({"lambda_boost": 0.0}, r"lambda_boost must be >= 1"),
         ({"activation_ratio": 1.5}, r"activation_ratio must be in \[0, 1\]"),
-        ({"budget": -5}, r"budget must be a non-negative integer"),
+        ({"dp_max_budget": -5}, r"encoder.dp_max_budget=-5; expected a whole number >= 0"),
         ({"tokenizer_backend": "spm"}, r"backend 'spm' is not one of"),
     ],
 )
@@ -211,18 +214,18 @@ def test_bad_options(kwargs, match):
         ([7], {}, r"candidate triple ids must be in \[0, 4\)"),
         ([0, 1], {"scores": [1.0]}, r"scores has 1 entries, expected one per candidate \(2\)"),
         ([0], {"query_entities": ["nobody"]}, r"query_entities: unknown entity label 'nobody'"),
-        ([0], {"budget": 1.5}, r"budget must be a non-negative integer"),
+        ([0], {"budget": 1.5}, r"^budget=1.5; expected a positive whole number of tokens$"),
     ],
 )
 def test_bad_input(hand_kg, candidates, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        ITTCEncoder().encode(hand_kg, candidates, **kwargs)
+        ITTCEncoder().encode(hand_kg, candidates, **{"budget": 64, **kwargs})
 
 
 @pytest.mark.parametrize("name", ["ittc", "naive", "truncate"])
 def test_configs_instantiate(name):
     enc = instantiate(OmegaConf.load(CONFIGS / f"{name}.yaml"))
-    assert isinstance(enc, Encoder) and enc.name == name and enc.budget == 2048
+    assert isinstance(enc, Encoder) and enc.name == name
     if name == "ittc":
         assert enc.betas == (0.5, 0.8, 1.0)
         assert enc.lambda_boost == 3.0 and enc.activation_ratio == 0.7
@@ -242,7 +245,7 @@ def test_property_context_never_exceeds_budget(triples, data):
     kg = KnowledgeGraph.from_labeled_triples(triples)
     n = kg.num_triples
     cands = data.draw(st.lists(st.integers(0, n - 1), max_size=2 * n))
-    budget = data.draw(st.integers(0, 300))
+    budget = data.draw(st.integers(1, 300))
     boost = data.draw(st.sets(st.integers(0, kg.num_entities - 1), max_size=3))
     ratio = data.draw(st.sampled_from([0.0, 0.7, 1.0]))
     dp_max = data.draw(st.sampled_from([0, 4096]))  # 0: the greedy path

@@ -9,11 +9,7 @@ import pytest
 from lokg.llm import LLMReader, LocalChatClient, LocalLlamaServer, LocalServerError
 from lokg.llm import server as server_mod
 
-EVIDENCE = [
-    "(paris, capital_of, france)",
-    "(berlin, capital_of, germany)",
-    "(rome, capital_of, italy)",
-]
+EVIDENCE = "(paris, capital_of, france)\n(berlin, capital_of, germany)\n(rome, capital_of, italy)"
 QUESTIONS = [
     "What is the capital of France?",
     "What is the capital of Germany?",

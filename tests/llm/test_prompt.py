@@ -10,31 +10,33 @@ from lokg.llm import answer_messages, parse_answers, render_answer_prompt
 from lokg.llm.prompt import answer_template
 
 
-def test_prompt_contains_evidence_lines_then_question():
-    prompt = render_answer_prompt(
-        "  Which nationality is Frederica's spouse? ",
-        ["(frederica, spouse, ernest_augustus)", "", "(ernest_augustus, nationality, uk)"],
-    )
-    evidence = "(frederica, spouse, ernest_augustus)\n(ernest_augustus, nationality, uk)"
-    assert evidence in prompt
+def test_prompt_holds_the_evidence_block_verbatim_then_the_question():
+    evidence = "(frederica, spouse, ernest_augustus)\n  (ernest_augustus, nationality, uk)"
+    prompt = render_answer_prompt("  Which nationality is Frederica's spouse? ", evidence)
+    assert "Evidence:\n" + evidence + "\n\nQuestion:" in prompt  # byte for byte
     assert "Question: Which nationality is Frederica's spouse?" in prompt
     assert prompt.index(evidence) < prompt.index("Question:")
     assert "one answer per line" in prompt and "most likely answer first" in prompt
 
 
 def test_prompt_with_no_evidence_says_so():
-    assert "(no evidence retrieved)" in render_answer_prompt("who?", [])
+    assert "(no evidence retrieved)" in render_answer_prompt("who?", "")
+
+
+def test_evidence_must_be_one_block():
+    with pytest.raises(ValueError, match="evidence must be the block as one string, got list"):
+        render_answer_prompt("who?", ["(a, r, b)"])
 
 
 def test_template_dollar_in_evidence_is_kept_verbatim():
     assert "(film, budget, $5 million)" in render_answer_prompt(
-        "budget?", ["(film, budget, $5 million)"]
+        "budget?", "(film, budget, $5 million)"
     )
 
 
 def test_empty_question_is_rejected():
     with pytest.raises(ValueError, match="question text is empty"):
-        render_answer_prompt("  ", ["x"])
+        render_answer_prompt("  ", "x")
 
 
 def test_template_has_exactly_the_two_fields():
@@ -47,7 +49,7 @@ def test_template_has_exactly_the_two_fields():
 
 
 def test_messages_are_one_user_turn():
-    msgs = answer_messages("who?", ["(a, r, b)"])
+    msgs = answer_messages("who?", "(a, r, b)")
     assert [m["role"] for m in msgs] == ["user"]
 
 

@@ -10,7 +10,7 @@ from lokg.llm import EXTRACTIVE_LABEL, ChatClient, ExtractiveReader, LLMCallFail
 def test_llm_reader_makes_one_call_and_parses_ranked_answers(scripted_server):
     scripted_server.script = [("ok", "1. united_kingdom\n2. hanover")]
     client = ChatClient("double-model", scripted_server.base_url, name="double")
-    out = LLMReader(client).answer("nationality?", ["(ernest, nationality, united_kingdom)"])
+    out = LLMReader(client).answer("nationality?", "(ernest, nationality, united_kingdom)")
     assert out.answers == ["united_kingdom", "hanover"]
     assert out.reader == "llm:double"
     assert out.accounting["calls"] == 1
@@ -23,12 +23,12 @@ def test_llm_reader_propagates_call_failure(scripted_server):
     scripted_server.script = [("status", 503)]
     client = ChatClient("m", scripted_server.base_url, max_attempts=2, backoff_base_s=0.0)
     with pytest.raises(LLMCallFailed):
-        LLMReader(client).answer("q?", ["e"])
+        LLMReader(client).answer("q?", "e")
 
 
 def test_extractive_reader_returns_ranked_candidates_without_calls():
     reader = ExtractiveReader(max_answers=2)
-    out = reader.answer("q?", ["ignored"], candidates=["b", "a", "b", "c"])
+    out = reader.answer("q?", "ignored", candidates=["b", "a", "b", "c"])
     assert out.answers == ["b", "a"]
     assert out.reader == EXTRACTIVE_LABEL and "no LLM" in out.reader
     assert out.accounting["calls"] == 0 and out.messages == []

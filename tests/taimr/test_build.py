@@ -10,8 +10,14 @@ from omegaconf import OmegaConf
 
 from lokg.taimr.retriever import SemanticRetriever, TAIMRRetriever
 from lokg.taimr.topology import uniform_log_attention
+from lokg.typing import Question
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+def _q(text: str, *topics: str) -> Question:
+    """A question with the given text and topic entities (gold answers are not read)."""
+    return Question(id="q", text=text, answers=("?",), topic_entities=topics)
 
 
 @pytest.mark.parametrize("name", ["taimr", "off"])
@@ -22,11 +28,10 @@ def test_retriever_configs_instantiate(name, family, encoder, tmp_path):
         encoder=encoder,
         edge_log_alpha=uniform_log_attention(family),
         train_questions=[],
-        cache_path=tmp_path / "paths.npz",
     )
     assert isinstance(retriever, TAIMRRetriever if name == "taimr" else SemanticRetriever)
     assert retriever.k_top == 20 and retriever.max_hops == 3
-    res = retriever.retrieve("which nationality is alice 's couple ?", ["alice"])
+    res = retriever.retrieve(_q("which nationality is alice 's couple ?", "alice"))
     assert res.answers and set(res.triple_ids) <= set(range(family.num_triples))
 
 

@@ -12,6 +12,12 @@ from lokg.taimr.linking import RelationLinker
 from lokg.taimr.path_cache import PathCache
 from lokg.taimr.retriever import SemanticRetriever, TAIMRRetriever
 from lokg.taimr.topology import uniform_log_attention
+from lokg.typing import Question
+
+
+def _q(text: str, *topics: str) -> Question:
+    """A question with the given text and topic entities (gold answers are not read)."""
+    return Question(id="q", text=text, answers=("?",), topic_entities=topics)
 
 
 def _mu(kg, name):
@@ -59,7 +65,7 @@ def test_without_mu_only_attention_counts(family, encoder):
 
 def test_best_path_per_answer_and_s_final_eq18(family, encoder):
     r = _retriever(family, encoder, lambda_q=2.0)
-    res = r.retrieve("what is the nation of alice 's husband ?", ["alice"])
+    res = r.retrieve(_q("what is the nation of alice 's husband ?", "alice"))
     by_label = {a.label: a for a in res.answers}
     # carol is reached by alice->carol and alice->bob->carol; the better S_topo is kept
     mu_c = math.log(_mu(family, "carol"))
@@ -79,7 +85,7 @@ def test_best_path_per_answer_and_s_final_eq18(family, encoder):
 
 def test_semantic_bonus_reorders_answers(family, encoder):
     r = _retriever(family, encoder, lambda_q=100.0)
-    res = r.retrieve("is it spain ?", ["alice"])
+    res = r.retrieve(_q("is it spain ?", "alice"))
     assert res.top_answer == "spain"  # cos = 1 dominates
 
 
@@ -89,7 +95,7 @@ def test_relation_linking_finds_the_chain(family, encoder):
     mu = node_information_gain(family)
     cache = PathCache(family, uniform_log_attention(family), mu, lambda_topo=0.0)
     r = TAIMRRetriever(family, encoder, cache, RelationLinker(family, encoder), rels_per_hop=1)
-    res = r.retrieve("which nationality is alice 's couple ?", ["alice"])
+    res = r.retrieve(_q("which nationality is alice 's couple ?", "alice"))
     assert res.top_answer == "france"
     assert [family.relations.label(x) for x in res.answers[0].path.relations] == [
         "spouse",
@@ -107,17 +113,17 @@ def test_path_cache_cold_then_warm_and_persisted(family, encoder, tmp_path):
     make = lambda: PathCache(kg, uniform_log_attention(kg), node_information_gain(kg))  # noqa: E731
     cache = make()
     r = TAIMRRetriever(kg, encoder, cache, relation_linking="off")
-    cold = r.retrieve("spain", ["alice"])
+    cold = r.retrieve(_q("spain", "alice"))
     assert cache.misses > 0  # cold: entries computed on demand
     misses = cache.misses
-    warm = r.retrieve("spain", ["alice"])
+    warm = r.retrieve(_q("spain", "alice"))
     assert cache.misses == misses  # warm: nothing recomputed
     assert warm == cold
     cache.save(tmp_path / "paths.npz")
     fresh = make()
     assert fresh.load(tmp_path / "paths.npz") == len(cache)
     r2 = TAIMRRetriever(kg, encoder, fresh, relation_linking="off")
-    assert r2.retrieve("spain", ["alice"]) == cold and fresh.misses == 0
+    assert r2.retrieve(_q("spain", "alice")) == cold and fresh.misses == 0
     # entries: out-triples of (head, relation), best increment first, from triples only
     tids, _, scores = fresh.get(kg.entities["alice"], kg.relations["children"])
     assert kg.labeled(int(tids[0])) == ("alice", "children", "carol")
@@ -129,7 +135,7 @@ def test_path_cache_cold_then_warm_and_persisted(family, encoder, tmp_path):
 
 def test_semantic_retriever_ranks_triples_by_cosine(family, encoder):
     r = SemanticRetriever(family, encoder, k_top=2)
-    res = r.retrieve("spain ?", ["alice"])
+    res = r.retrieve(_q("spain ?", "alice"))
     assert family.labeled(res.triple_ids[0]) == ("carol", "nationality", "spain")
     assert len(res.triple_ids) == 2
     assert res.top_answer == "spain"
@@ -137,7 +143,7 @@ def test_semantic_retriever_ranks_triples_by_cosine(family, encoder):
 
 
 def test_unknown_topic_and_bad_options(family, encoder):
-    assert _retriever(family, encoder).retrieve("x", ["nobody"]).answers == []
+    assert _retriever(family, encoder).retrieve(_q("x", "nobody")).answers == ()
     cache = PathCache(family, uniform_log_attention(family), node_information_gain(family))
     with pytest.raises(ValueError, match=r"relation_linking must be one of \('chain', 'off'\)"):
         TAIMRRetriever(family, encoder, cache, relation_linking="bag")
@@ -157,7 +163,7 @@ def test_query_attention_overlays_alpha_for_one_question(family, encoder):
         return np.array([spouse]), np.array([math.log(0.9)])
 
     r = TAIMRRetriever(kg, encoder, cache, relation_linking="off", query_attention=attention)
-    res = r.retrieve("who ?", ["alice"])
+    res = r.retrieve(_q("who ?", "alice"))
     bob = next(a for a in res.answers if a.label == "bob")
     assert math.isclose(bob.path.s_topo, math.log(0.9))
     assert cache.entries == {}  # the shared cache is untouched

@@ -1,0 +1,207 @@
+"""The retrieval contract: one seam between "find evidence" and "encode and answer".
+
+Every retriever — TAIMR, the semantic "w/o TAIMR" retriever, KAPING's retrieval, the BFS
+reference and every later baseline — is a :class:`Retriever`: it takes the whole
+:class:`~lokg.typing.Question` and returns a :class:`RetrievalResult`, which carries the graph
+its triple ids refer to, the candidate triples (ranked, best first), the supporting paths and
+the ranked candidate answers. A retriever owns whatever state it keeps between questions (a
+path cache, a model) and persists it itself (:meth:`Retriever.load_cache`,
+:meth:`Retriever.save_cache`); the pipeline never looks inside one.
+
+    result = retriever.retrieve(question)
+    context = encoder.encode(result.kg, result.triple_ids, budget=B, ...)
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lokg.kg.graph import KnowledgeGraph
+from lokg.typing import EntityId, Question, RelationId, TripleId
+
+__all__ = [
+    "PerQuestionRetriever",
+    "RankedAnswer",
+    "RetrievalResult",
+    "RetrievedPath",
+    "Retriever",
+    "TopicEntity",
+    "resolve_topics",
+    "triples_of_paths",
+]
+
+
+@dataclass(frozen=True)
+class RetrievedPath:
+    """One path from a topic entity: ``entities`` has one more element than ``triple_ids``.
+
+    Attributes:
+        entities: ``v_0 = topic, v_1, ..., v_k``.
+        triple_ids: the k triples walked, into the result's graph.
+        relations: their relation ids.
+        s_topo: S_topo of Eq. (16) (0 for retrievers without a topology score).
+        s_link: the relation-linking score (beyond the paper; 0 when linking is off).
+        s_sem: S_sem of Eq. (17) of the path's answer (or the retriever's similarity).
+        s_final: S_final of Eq. (18) (or the retriever's ranking score).
+    """
+
+    entities: tuple[EntityId, ...]
+    triple_ids: tuple[TripleId, ...]
+    relations: tuple[RelationId, ...]
+    s_topo: float
+    s_link: float = 0.0
+    s_sem: float = 0.0
+    s_final: float = 0.0
+
+    def __post_init__(self) -> None:
+        if len(self.entities) != len(self.triple_ids) + 1:
+            raise ValueError(
+                f"RetrievedPath: {len(self.entities)} entities for {len(self.triple_ids)} "
+                "triples; expected one more entity than triples"
+            )
+        if len(self.relations) != len(self.triple_ids):
+            raise ValueError("RetrievedPath: one relation per triple expected")
+
+    @property
+    def answer(self) -> EntityId:
+        return self.entities[-1]
+
+
+@dataclass(frozen=True)
+class RankedAnswer:
+    """A candidate answer, its ranking score and the path that supports it (if any)."""
+
+    entity: EntityId
+    label: str
+    score: float
+    path: RetrievedPath | None = None
+
+
+@dataclass(frozen=True)
+class TopicEntity:
+    """A topic entity of the question as given (``label``) and its id in the graph."""
+
+    label: str
+    entity: EntityId
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    """What a retriever found for one question.
+
+    Attributes:
+        kg: the graph every id below refers to (SCOS's G*, or the question's own subgraph).
+        triple_ids: candidate triples for the encoder, ranked best first, distinct.
+        answers: candidate answers, best first (empty for retrievers that rank none, e.g. BFS).
+        paths: the supporting paths, best first (the top K_top for TAIMR).
+        topics: the question's topic entities found in ``kg``, in the question's order.
+        unknown_topics: topic labels of the question that ``kg`` does not contain.
+        extra: retriever-specific facts worth recording (JSON-able).
+    """
+
+    kg: KnowledgeGraph
+    triple_ids: tuple[TripleId, ...] = ()
+    answers: tuple[RankedAnswer, ...] = ()
+    paths: tuple[RetrievedPath, ...] = ()
+    topics: tuple[TopicEntity, ...] = ()
+    unknown_topics: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # accept lists from callers; store tuples so a result is immutable
+        for name in ("triple_ids", "answers", "paths", "topics", "unknown_topics"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    @property
+    def top_answer(self) -> str | None:
+        return self.answers[0].label if self.answers else None
+
+    @property
+    def is_empty(self) -> bool:
+        """No candidate triple: the reader would get no evidence."""
+        return not self.triple_ids
+
+
+def resolve_topics(
+    kg: KnowledgeGraph, labels: Sequence[str]
+) -> tuple[list[TopicEntity], list[str]]:
+    """The question's topic labels as (label, id) pairs found in ``kg``, and the unknown labels.
+
+    Each label stays paired with its own id, so an unknown topic among known ones never
+    shifts the others.
+    """
+    found: list[TopicEntity] = []
+    unknown: list[str] = []
+    for label in labels:
+        idx = kg.entities.get(label)
+        if idx is None:
+            unknown.append(label)
+        else:
+            found.append(TopicEntity(label, int(idx)))
+    return found, unknown
+
+
+def triples_of_paths(paths: Sequence[RetrievedPath]) -> list[TripleId]:
+    """The distinct triple ids of ``paths``, in path order."""
+    seen: dict[int, None] = {}
+    for p in paths:
+        for t in p.triple_ids:
+            seen.setdefault(int(t), None)
+    return list(seen)
+
+
+class Retriever(ABC):
+    """The contract every retriever implements.
+
+    Subclasses implement :meth:`retrieve`. One that keeps state worth persisting between
+    runs (TAIMR's path cache) overrides :attr:`cache_key`, :meth:`load_cache` and
+    :meth:`save_cache`; the defaults say there is none.
+    """
+
+    #: short name used in logs and records
+    name: str = "retriever"
+
+    @abstractmethod
+    def retrieve(self, question: Question) -> RetrievalResult:
+        """Evidence for one question (its text and topic entities)."""
+
+    @property
+    def cache_key(self) -> str | None:
+        """Identity of the persisted state (it enters the results key); ``None``: no state."""
+        return None
+
+    def load_cache(self, directory: str | os.PathLike) -> bool:
+        """Load persisted state from ``directory`` if present; True when something was loaded."""
+        return False
+
+    def save_cache(self, directory: str | os.PathLike) -> Path | None:
+        """Persist state computed so far under ``directory``; the file written, if any."""
+        return None
+
+
+class PerQuestionRetriever(Retriever):
+    """A retriever for datasets with one subgraph per question (RoG-format WebQSP/CWQ).
+
+    Args:
+        graph_of: question -> its graph (after SCOS's φ when SCOS is on).
+        build: graph -> the configured retriever over it.
+    """
+
+    def __init__(
+        self,
+        graph_of: Callable[[Question], KnowledgeGraph],
+        build: Callable[[KnowledgeGraph], Retriever],
+    ) -> None:
+        self.graph_of = graph_of
+        self.build = build
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "per-question"
+
+    def retrieve(self, question: Question) -> RetrievalResult:
+        return self.build(self.graph_of(question)).retrieve(question)

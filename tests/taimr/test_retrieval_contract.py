@@ -1,0 +1,127 @@
+"""Every retriever keeps the one retrieval contract (lokg/retrieval.py), built from its config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from lokg.retrieval import (
+    PerQuestionRetriever,
+    RetrievalResult,
+    Retriever,
+    TopicEntity,
+    resolve_topics,
+)
+from lokg.taimr.topology import uniform_log_attention
+from lokg.typing import Question
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "retriever"
+#: every config of the retriever group; a new retriever config joins this test automatically
+RETRIEVER_CONFIGS = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
+
+
+def _load(name: str):
+    cfg = OmegaConf.load(CONFIGS / f"{name}.yaml")
+    base = cfg.get("defaults")
+    if base:  # a config extending another of the group (taimr_linked extends taimr)
+        parent = OmegaConf.load(CONFIGS / f"{base[0]}.yaml")
+        cfg = OmegaConf.merge(parent, {k: v for k, v in cfg.items() if k != "defaults"})
+    return cfg
+
+
+def _build(name: str, kg, encoder, train_questions=()):
+    factory = instantiate(_load(name))
+    return factory(
+        kg=kg,
+        encoder=encoder,
+        edge_log_alpha=uniform_log_attention(kg),
+        train_questions=list(train_questions),
+    )
+
+
+QUESTION = Question(
+    id="q1",
+    text="which nationality is alice 's couple ?",
+    answers=("france",),
+    topic_entities=("nobody", "alice"),  # an unknown topic before a known one
+)
+TRAIN = [
+    Question("t1", "what is the nationality of bob 's wife ?", ("x",), ("bob",)),
+    Question("t2", "who is the spouse of carol ?", ("y",), ("carol",)),
+]
+
+
+def _check_contract(result: RetrievalResult, kg) -> None:
+    assert isinstance(result, RetrievalResult)
+    assert result.kg is kg
+    ids = list(result.triple_ids)
+    assert len(ids) == len(set(ids)) and all(0 <= t < kg.num_triples for t in ids)
+    scores = [a.score for a in result.answers]
+    assert scores == sorted(scores, reverse=True)  # best first
+    for a in result.answers:
+        assert a.label == kg.entities.label(a.entity)
+    for p in result.paths:
+        assert set(p.triple_ids) <= set(ids)
+        for i, t in enumerate(p.triple_ids):  # a path is a walk: (v_i, r_i, v_i+1) is triple t
+            h, r, tail = (int(x) for x in kg.triples_np[t])
+            assert {h, tail} == {p.entities[i], p.entities[i + 1]} and r == p.relations[i]
+    # the unknown topic is reported, the known one keeps its own id
+    assert result.unknown_topics == ("nobody",)
+    assert result.topics == (TopicEntity("alice", kg.entities["alice"]),)
+
+
+@pytest.mark.parametrize("name", RETRIEVER_CONFIGS)
+def test_every_retriever_config_keeps_the_contract(name, family, encoder, tmp_path):
+    retriever = _build(name, family, encoder, TRAIN)
+    assert isinstance(retriever, Retriever)
+    result = retriever.retrieve(QUESTION)
+    _check_contract(result, family)
+    assert not result.is_empty  # alice has edges: every retriever finds some evidence
+    # the retriever owns its cache: saving then loading round-trips, or there is none
+    written = retriever.save_cache(tmp_path)
+    if retriever.cache_key is None:
+        assert written is None and retriever.load_cache(tmp_path) is False
+    else:
+        assert written is not None and written.is_file()
+        fresh = _build(name, family, encoder, TRAIN)
+        assert fresh.cache_key == retriever.cache_key
+        assert fresh.load_cache(tmp_path) is True
+        assert fresh.retrieve(QUESTION) == result
+
+
+@pytest.mark.parametrize("name", RETRIEVER_CONFIGS)
+def test_per_question_wrapper_keeps_the_contract(name, family, encoder):
+    wrapper = PerQuestionRetriever(
+        graph_of=lambda q: family, build=lambda kg: _build(name, kg, encoder, TRAIN)
+    )
+    assert isinstance(wrapper, Retriever) and wrapper.cache_key is None
+    _check_contract(wrapper.retrieve(QUESTION), family)
+
+
+def test_resolve_topics_pairs_each_label_with_its_own_id(family):
+    found, unknown = resolve_topics(family, ["bob", "ghost", "alice", ""])
+    assert found == [
+        TopicEntity("bob", family.entities["bob"]),
+        TopicEntity("alice", family.entities["alice"]),
+    ]
+    assert unknown == ["ghost", ""]
+
+
+def test_taimr_links_relations_from_the_right_topic_when_one_is_unknown(family, encoder):
+    # with linking on, the chain is linked for the topic's own label: were labels and ids
+    # misaligned ("nobody" paired with alice's id), the linker would see the wrong entity
+    retriever = _build("taimr_linked", family, encoder, TRAIN)
+    seen = []
+    link = retriever.linker.link
+    retriever.linker.link = lambda text, label: seen.append(label) or link(text, label)
+    both = retriever.retrieve(QUESTION)
+    alone = retriever.retrieve(
+        Question("q2", QUESTION.text, QUESTION.answers, topic_entities=("alice",))
+    )
+    assert seen == ["alice", "alice"]
+    assert [a.entity for a in both.answers] == [a.entity for a in alone.answers]
+    assert np.array_equal(both.triple_ids, alone.triple_ids)

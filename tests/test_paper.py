@@ -1,0 +1,48 @@
+"""lokg.paper: the paper's settings and the departures a config makes from them."""
+
+from lokg.paper import PAPER_SETTINGS, departures
+
+
+def _paper_cfg() -> dict:
+    cfg: dict = {}
+    for key, value in PAPER_SETTINGS.items():
+        node = cfg
+        *parents, leaf = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return cfg
+
+
+def test_the_papers_own_settings_depart_in_nothing():
+    assert departures(_paper_cfg()) == []
+
+
+def test_each_changed_key_is_one_line_with_both_values():
+    cfg = _paper_cfg()
+    cfg["retriever"]["lambda_topo"] = 0.0
+    cfg["encoder"]["betas"] = [0.5, 0.8, 0.9]
+    cfg["budget"] = 2048.0  # the same number in another type is not a departure
+    assert departures(cfg) == [
+        "retriever.lambda_topo: 0.0 (paper: 1.0)",
+        "encoder.betas: [0.5, 0.8, 0.9] (paper: [0.5, 0.8, 1.0])",
+    ]
+
+
+def test_a_replaced_or_removed_component_is_one_line():
+    cfg = _paper_cfg()
+    cfg["retriever"] = {"_target_": "lokg.baselines.bfs.build_bfs", "max_hops": 3}
+    cfg["scos"]["mode"] = "off"
+    del cfg["encoder"]
+    assert departures(cfg) == [
+        "scos.mode: 'off' (paper: 'greedy')",
+        "retriever._target_: 'lokg.baselines.bfs.build_bfs' "
+        "(paper: 'lokg.taimr.build.build_taimr')",
+        "encoder: off (paper: on)",
+    ]
+
+
+def test_a_missing_key_of_the_papers_component_is_a_departure():
+    cfg = _paper_cfg()
+    del cfg["retriever"]["k_top"]
+    assert departures(cfg) == ["retriever.k_top: not set (paper: 20)"]
