@@ -38,9 +38,9 @@ install-test: $(STAMP_DIR)/install-test
 # the real local LLM (SmolLM2-135M on llama.cpp), and the retriever-only numbers beside it.
 DEMO_LLM ?= llm=local llm.client.n_threads=1
 demo: $(STAMP_DIR)/install
-	$(PY) train.py experiment=pq2h_stats data=pq3h tags=[pq3h,stats]
-	$(PY) train.py experiment=pq2h_transe trainer.enable_progress_bar=false
-	$(PY) train.py experiment=pq2h_gat trainer.enable_progress_bar=false
+	$(PY) train.py experiment=stats data=pq3h tags=[pq3h,stats]
+	$(PY) train.py experiment=train_transe trainer.enable_progress_bar=false
+	$(PY) train.py experiment=train_gat trainer.enable_progress_bar=false
 	$(PY) evaluate.py llm=extractive
 	$(PY) evaluate.py $(DEMO_LLM)
 
