@@ -6,7 +6,12 @@
 - after the GAT: edge attention log alpha for Eq. (16) over the whole graph
   (:func:`run_gat_stage`) -> ``gat-<key>/``.
 
-``evaluate.py`` loads the same artifacts through :func:`load_graph_artifacts`.
+Both stages export the best checkpoint on the monitored validation metric (``val/mrr`` for
+TransE, ``val/paths_recall`` for the GAT; :func:`restore_best_checkpoint`), not the last
+epoch, and record which epoch in their metadata (``transe.json``, ``gat.json``).
+
+``evaluate.py`` loads the same artifacts through :func:`lokg.artifacts.load_graph_artifacts`
+(no Lightning there, so the pipeline API stays Lightning-free).
 """
 
 from __future__ import annotations
@@ -14,24 +19,26 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pytorch_lightning as pl
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from lokg.artifacts import config_key, mark_latest, resolve, stage_dir
+from lokg.artifacts import (
+    GraphArtifacts,
+    config_key,
+    load_graph_artifacts,
+    mark_latest,
+    stage_dir,
+)
+from lokg.kg.atomic import atomic_directory
 from lokg.kg.graph import KnowledgeGraph
 
 log = logging.getLogger(__name__)
-
-
-def scos_mode(cfg: DictConfig) -> str:
-    """``off`` when no SCOS config is selected or ``scos=off``; else the configured mode."""
-    scos = cfg.get("scos")
-    return "off" if scos is None else str(scos.get("mode", "greedy"))
 
 
 def merged_relation_embeddings(embeddings: np.ndarray, mapping: np.ndarray) -> np.ndarray:
@@ -43,98 +50,119 @@ def merged_relation_embeddings(embeddings: np.ndarray, mapping: np.ndarray) -> n
     return (sums / counts).astype(np.float32)
 
 
+@dataclass(frozen=True)
+class ExportedCheckpoint:
+    """Which weights a stage exported, as recorded in its metadata.
+
+    Attributes:
+        selected: ``"best"`` (restored from the best checkpoint on ``monitor``) or ``"last"``
+            (the last epoch's weights: no monitored metric, or no best checkpoint saved).
+        epoch: the exported epoch, 0-based as in the checkpoint names ``epoch_{epoch:03d}``.
+        best_epoch: ``epoch`` when ``selected == "best"``, else ``None``.
+        last_epoch: the last epoch trained.
+        monitor: the monitored validation metric (``None`` without one).
+        best_value: its best value (``None`` without one).
+        checkpoint: the checkpoint file the weights come from (``None`` when none was saved).
+    """
+
+    selected: Literal["best", "last"]
+    epoch: int
+    best_epoch: int | None
+    last_epoch: int
+    monitor: str | None
+    best_value: float | None
+    checkpoint: Path | None
+
+    def metadata(self) -> dict:
+        meta = asdict(self)
+        meta["checkpoint"] = self.checkpoint.name if self.checkpoint else None
+        return meta
+
+    def describe(self, what: str) -> str:
+        """One line for the console: which epoch was exported and why."""
+        if self.selected == "best":
+            return (
+                f"{what}: exporting the best checkpoint, epoch {self.epoch} "
+                f"({self.monitor} = {self.best_value:.4f}; last epoch {self.last_epoch})"
+            )
+        why = "no monitored metric" if self.monitor is None else f"no {self.monitor} checkpoint"
+        return f"{what}: exporting the last epoch, {self.epoch} ({why})"
+
+
+def restore_best_checkpoint(model: pl.LightningModule, trainer: pl.Trainer) -> ExportedCheckpoint:
+    """Load the best checkpoint's weights into ``model`` (strictly) when the trainer's
+    ``ModelCheckpoint`` monitors a metric and saved one; otherwise keep the last epoch's.
+
+    The checkpoints are the run's own (trusted, locally written: unpickled with
+    ``weights_only=False``); the exported epoch is the one stored in the checkpoint.
+    """
+    cb = trainer.checkpoint_callback
+    last_epoch = max(trainer.current_epoch - 1, 0)  # current_epoch counts finished epochs
+    monitor = getattr(cb, "monitor", None)
+    best_path = getattr(cb, "best_model_path", "") if monitor else ""
+    if best_path:
+        ckpt = torch.load(best_path, map_location="cpu", weights_only=False)
+        model.load_state_dict(ckpt["state_dict"], strict=True)
+        epoch = int(ckpt["epoch"])
+        return ExportedCheckpoint(
+            selected="best",
+            epoch=epoch,
+            best_epoch=epoch,
+            last_epoch=last_epoch,
+            monitor=str(monitor),
+            best_value=float(cb.best_model_score),
+            checkpoint=Path(best_path),
+        )
+    if monitor:
+        log.warning("no best checkpoint on %s was saved: exporting the last epoch", monitor)
+    last_path = getattr(cb, "last_model_path", "") if cb is not None else ""
+    return ExportedCheckpoint(
+        selected="last",
+        epoch=last_epoch,
+        best_epoch=None,
+        last_epoch=last_epoch,
+        monitor=str(monitor) if monitor else None,
+        best_value=None,
+        checkpoint=Path(last_path) if last_path else None,
+    )
+
+
 def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed: int) -> Path:
     """SCOS on the fitted TransE: write ``scos-<key>/`` under the dataset's artifacts.
 
-    The directory holds the SCOS result (``scos/``: phi, compressed KG, merge report), the
+    The TransE weights are the best checkpoint's on the monitored metric (``val/mrr``), else
+    the last epoch's (:func:`restore_best_checkpoint`; ``model`` is left holding them).  The
+    directory holds the SCOS result (``scos/``: phi, compressed KG, merge report), the
     TransE relation embeddings before (``relation_embeddings.npy``, [R0, d]) and after merging
-    (``relation_embeddings_merged.npy``, [R*, d]), the TransE checkpoint and the config that
-    produced them; it becomes the latest ``scos`` artifact of the dataset.
+    (``relation_embeddings_merged.npy``, [R*, d]), the exported TransE checkpoint
+    (``transe.ckpt``), which epoch it is (``transe.json``) and the config that produced
+    them; it becomes the latest ``scos`` artifact of the dataset.
     """
     from lokg.scos import compress
 
+    exported = restore_best_checkpoint(model, trainer)
+    print(exported.describe("TransE"), flush=True)
     embeddings = model.relation_embeddings()
     result = compress(datamodule.kg, embeddings, OmegaConf.to_container(cfg.scos, resolve=True))
     print(result.format_report().splitlines()[0], flush=True)
     key = config_key(cfg.model, cfg.trainer.get("max_epochs"), cfg.scos, seed)
     out = stage_dir(datamodule.artifact_dir, "scos", key)
-    if out.exists():
-        shutil.rmtree(out)
-    result.save(out / "scos")
-    np.save(out / "relation_embeddings.npy", embeddings)
-    np.save(
-        out / "relation_embeddings_merged.npy",
-        merged_relation_embeddings(embeddings, result.mapping),
-    )
-    ckpt = trainer.checkpoint_callback.last_model_path if trainer.checkpoint_callback else ""
-    if ckpt:
-        shutil.copy(ckpt, out / "transe.ckpt")
-    OmegaConf.save(cfg, out / "config.yaml", resolve=True)
+    with atomic_directory(out) as tmp:
+        result.save(tmp / "scos")
+        np.save(tmp / "relation_embeddings.npy", embeddings)
+        np.save(
+            tmp / "relation_embeddings_merged.npy",
+            merged_relation_embeddings(embeddings, result.mapping),
+        )
+        if exported.checkpoint is not None:
+            shutil.copy(exported.checkpoint, tmp / "transe.ckpt")
+        meta = {"num_relations": len(embeddings), "dim": int(embeddings.shape[1])}
+        meta |= exported.metadata()
+        (tmp / "transe.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
     mark_latest(datamodule.artifact_dir, "scos", out)
     log.info("SCOS artifacts: %s", out)
     return out
-
-
-@dataclass
-class GraphArtifacts:
-    """What retrieval needs from the offline stages for one dataset.
-
-    Attributes:
-        kg: the graph retrieval runs on (G* after SCOS, else the original).
-        scos_dir: the SCOS artifact used (``None`` with ``scos=off``).
-        relation_embeddings: ``[R, d]`` TransE embeddings of ``kg``'s relations, when trained.
-        gat_dir: the GAT artifact used, when one is loaded.
-        edge_log_alpha: ``[T]`` log alpha of the trained GAT in ``kg``'s triple order.
-    """
-
-    kg: KnowledgeGraph
-    scos_dir: Path | None = None
-    relation_embeddings: np.ndarray | None = None
-    gat_dir: Path | None = None
-    edge_log_alpha: np.ndarray | None = None
-
-
-def load_graph_artifacts(
-    cfg: DictConfig,
-    datamodule,
-    need_gat: bool,
-    scos_dir: str | None = None,
-    gat_dir: str | None = None,
-) -> GraphArtifacts:
-    """The graph after SCOS and, when ``need_gat``, the trained GAT's attention.
-
-    With ``scos=off`` the original graph is used. Otherwise the given or latest SCOS artifact
-    of the dataset is required (a one-line error says to run ``train.py model=transe``).
-    """
-    from lokg.scos import SCOSResult
-
-    root = datamodule.artifact_dir
-    art = GraphArtifacts(kg=datamodule.kg)
-    if scos_mode(cfg) != "off":
-        art.scos_dir = resolve(root, "scos", scos_dir)
-        if art.scos_dir is None:
-            raise FileNotFoundError(
-                f"no SCOS artifacts for {datamodule.name} under {root}; run "
-                f"`python train.py model=transe data=...` first, or use scos=off"
-            )
-        art.kg = SCOSResult.load(art.scos_dir / "scos").kg
-        art.relation_embeddings = np.load(art.scos_dir / "relation_embeddings_merged.npy")
-    if need_gat:
-        art.gat_dir = resolve(root, "gat", gat_dir)
-        if art.gat_dir is None:
-            raise FileNotFoundError(
-                f"no GAT artifacts for {datamodule.name} under {root}; run "
-                f"`python train.py model=gat data=...` first, or use retriever.attention=uniform"
-            )
-        meta = json.loads((art.gat_dir / "gat.json").read_text(encoding="utf-8"))
-        if meta["kg_fingerprint"] != art.kg.fingerprint():
-            raise ValueError(
-                f"{art.gat_dir}: the GAT was trained on another graph (kg fingerprint "
-                f"{meta['kg_fingerprint']}, this one {art.kg.fingerprint()}); retrain model=gat "
-                "with the same scos setting"
-            )
-        art.edge_log_alpha = np.load(art.gat_dir / "edge_log_alpha.npy")
-    return art
 
 
 def entity_features(embedder, kg: KnowledgeGraph) -> torch.Tensor:
@@ -173,28 +201,34 @@ def run_gat_stage(
     feats: torch.Tensor,
     seed: int,
 ) -> Path:
-    """After the GAT fit: log alpha of every edge (Eq. (13)) for Eq. (16) -> ``gat-<key>/``."""
+    """After the GAT fit: log alpha of every edge (Eq. (13)) for Eq. (16) -> ``gat-<key>/``.
+
+    The attention comes from the best checkpoint on the monitored metric
+    (``val/paths_recall``), else the last epoch (:func:`restore_best_checkpoint`); the
+    directory holds it (``edge_log_alpha.npy``, [T]), the exported checkpoint (``gat.ckpt``),
+    ``gat.json`` (graph fingerprint, which epoch) and the config.
+    """
     from lokg.taimr.topology import gat_log_attention
 
+    exported = restore_best_checkpoint(model, trainer)
+    print(exported.describe("GAT"), flush=True)
     log_alpha = gat_log_attention(model.gat, art.kg, feats, model.relation_table.weight.detach())
     key = config_key(
         cfg.model, cfg.trainer.get("max_epochs"), cfg.embedder, str(art.scos_dir), seed
     )
     out = stage_dir(datamodule.artifact_dir, "gat", key)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    np.save(out / "edge_log_alpha.npy", log_alpha)
-    ckpt = trainer.checkpoint_callback.last_model_path if trainer.checkpoint_callback else ""
-    if ckpt:
-        shutil.copy(ckpt, out / "gat.ckpt")
-    meta = {
-        "kg_fingerprint": art.kg.fingerprint(),
-        "scos_dir": str(art.scos_dir) if art.scos_dir else None,
-        "num_edges": len(log_alpha),
-    }
-    (out / "gat.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
-    OmegaConf.save(cfg, out / "config.yaml", resolve=True)
+    with atomic_directory(out) as tmp:
+        np.save(tmp / "edge_log_alpha.npy", log_alpha)
+        if exported.checkpoint is not None:
+            shutil.copy(exported.checkpoint, tmp / "gat.ckpt")
+        meta = {
+            "kg_fingerprint": art.kg.fingerprint(),
+            "scos_dir": str(art.scos_dir) if art.scos_dir else None,
+            "num_edges": len(log_alpha),
+        }
+        meta |= exported.metadata()
+        (tmp / "gat.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
     mark_latest(datamodule.artifact_dir, "gat", out)
     log.info("GAT artifacts: %s", out)
     return out

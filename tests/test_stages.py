@@ -1,0 +1,190 @@
+"""The offline stages export the best checkpoint on the monitored metric, not the last epoch.
+
+A test double callback (``PeakAtFirstEpoch``) logs a fake validation metric that peaks at
+epoch 0, so the best checkpoint is known in advance and differs from the last epoch's weights;
+``WeightsPerEpoch`` keeps each epoch's weights to compare the artifacts with.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import pytorch_lightning as pl
+import torch
+from pytorch_lightning.callbacks import ModelCheckpoint
+from torch.utils.data import DataLoader
+
+from lokg.kg.graph import KnowledgeGraph
+from lokg.models.gat_module import GATModule
+from lokg.models.transe_module import TransEModule
+from lokg.stages import (
+    GraphArtifacts,
+    restore_best_checkpoint,
+    run_gat_stage,
+    run_scos_stage,
+)
+from lokg.taimr.topology import gat_log_attention
+from lokg.typing import Question
+
+EPOCHS = 3
+FAMILY = [
+    ("ann", "parent", "bob"), ("ann", "parent", "cat"), ("bob", "parent", "dan"),
+    ("cat", "parent", "eve"), ("bob", "sibling", "cat"), ("cat", "sibling", "bob"),
+    ("dan", "sibling", "eve"), ("eve", "sibling", "dan"), ("ann", "gender", "fem"),
+    ("cat", "gender", "fem"),
+]  # fmt: skip
+
+
+class PeakAtFirstEpoch(pl.Callback):
+    """Test double: logs ``val/fake`` = 1.0 at epoch 0 and 0.0 afterwards."""
+
+    def on_validation_epoch_end(self, trainer, pl_module) -> None:
+        pl_module.log("val/fake", 1.0 if trainer.current_epoch == 0 else 0.0)
+
+
+class WeightsPerEpoch(pl.Callback):
+    """Keeps a copy of the model's weights at the end of every training epoch."""
+
+    def __init__(self) -> None:
+        self.states: list[dict[str, torch.Tensor]] = []
+
+    def on_train_epoch_end(self, trainer, pl_module) -> None:
+        self.states.append(copy.deepcopy(pl_module.state_dict()))
+
+
+def _fit(model, tmp_path, loaders, monitor: str | None) -> tuple[pl.Trainer, WeightsPerEpoch]:
+    weights = WeightsPerEpoch()
+    checkpoint = ModelCheckpoint(
+        dirpath=tmp_path / "checkpoints",
+        filename="epoch_{epoch:03d}",  # as configs/callbacks/default.yaml
+        monitor=monitor,
+        mode="max",
+        save_last=True,
+        auto_insert_metric_name=False,
+    )
+    trainer = pl.Trainer(
+        max_epochs=EPOCHS,
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        default_root_dir=tmp_path,
+        callbacks=[PeakAtFirstEpoch(), weights, checkpoint],
+    )
+    trainer.fit(model, *loaders)
+    assert len(weights.states) == EPOCHS
+    return trainer, weights
+
+
+def _transe(kg: KnowledgeGraph) -> TransEModule:
+    pl.seed_everything(0, workers=True)
+    module = TransEModule(kg.num_entities, kg.num_relations, dim=8)
+    module.attach_triples(train_triples=kg.triples, known_triples=kg.triples)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("monitor", "selected", "epoch"), [("val/fake", "best", 0), (None, "last", 2)]
+)
+def test_scos_stage_exports_the_best_transe_epoch(
+    make_cfg, tmp_path, capsys, monitor, selected, epoch
+):
+    kg = KnowledgeGraph.from_labeled_triples(FAMILY)
+    model = _transe(kg)
+    loaders = (
+        DataLoader(kg.triples, batch_size=4, shuffle=True),
+        DataLoader(kg.triples, batch_size=5),
+    )
+    trainer, weights = _fit(model, tmp_path, loaders, monitor)
+    best, last = (
+        weights.states[0]["model.relation.weight"],
+        weights.states[-1]["model.relation.weight"],
+    )
+    assert not torch.allclose(best, last)  # the run did move on after epoch 0
+
+    dm = SimpleNamespace(kg=kg, artifact_dir=tmp_path / "artifacts")
+    out = run_scos_stage(make_cfg("train"), dm, model, trainer, seed=0)
+
+    exported = np.load(out / "relation_embeddings.npy")
+    np.testing.assert_array_equal(exported, weights.states[epoch]["model.relation.weight"].numpy())
+    meta = json.loads((out / "transe.json").read_text())
+    assert meta["selected"] == selected and meta["last_epoch"] == EPOCHS - 1
+    assert meta["epoch"] == epoch and meta["monitor"] == monitor
+    if selected == "best":
+        assert (meta["best_epoch"], meta["best_value"]) == (0, 1.0)
+        assert meta["checkpoint"] == "epoch_000.ckpt"
+    else:
+        assert meta["best_epoch"] is None and meta["best_value"] is None
+        assert meta["checkpoint"] == "last.ckpt"
+    assert torch.load(out / "transe.ckpt", weights_only=False)["epoch"] == epoch
+    assert f"exporting the {selected}" in capsys.readouterr().out
+
+
+def test_gat_stage_exports_the_attention_of_the_best_epoch(make_cfg, tmp_path, capsys):
+    # a -r-> b -s-> d ; a -s-> c -r-> d ; a -t-> e ; d -t-> f
+    kg = KnowledgeGraph.from_labeled_triples(
+        [("a", "r", "b"), ("b", "s", "d"), ("a", "s", "c"), ("c", "r", "d"),
+         ("a", "t", "e"), ("d", "t", "f")]
+    )  # fmt: skip
+    torch.manual_seed(0)
+    feats = torch.randn(kg.num_entities, 8)
+    model = GATModule(kg.num_entities, kg.num_relations, node_dim=8, rel_dim=4, hidden=8,
+                      heads=2, dropout=0.0,
+                      optimizer=lambda params: torch.optim.Adam(params, lr=0.05))  # fmt: skip
+    model.set_graph(kg, feats)
+    loader = DataLoader([Question("q", "?", ("f",), ("a",))] * 8, batch_size=4, collate_fn=list)
+    trainer, weights = _fit(model, tmp_path, (loader, loader), "val/fake")
+
+    def attention(state: dict) -> np.ndarray:
+        model.load_state_dict(state)
+        return gat_log_attention(model.gat, kg, feats, model.relation_table.weight.detach())
+
+    at_best, at_last = attention(weights.states[0]), attention(weights.states[-1])
+    assert not np.allclose(at_best, at_last)
+
+    dm = SimpleNamespace(kg=kg, artifact_dir=tmp_path / "artifacts")
+    out = run_gat_stage(
+        make_cfg("train", ["model=gat"]), dm, model, trainer, GraphArtifacts(kg), feats, 0
+    )
+
+    np.testing.assert_allclose(np.load(out / "edge_log_alpha.npy"), at_best)
+    meta = json.loads((out / "gat.json").read_text())
+    assert meta["kg_fingerprint"] == kg.fingerprint()
+    assert (meta["selected"], meta["best_epoch"], meta["monitor"]) == ("best", 0, "val/fake")
+    assert torch.load(out / "gat.ckpt", weights_only=False)["epoch"] == 0
+    assert "GAT: exporting the best checkpoint, epoch 0" in capsys.readouterr().out
+
+
+def test_restore_keeps_the_last_epoch_without_a_checkpoint_callback(tmp_path):
+    kg = KnowledgeGraph.from_labeled_triples(FAMILY)
+    model = _transe(kg)
+    trainer = pl.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
+                         enable_progress_bar=False, enable_model_summary=False,
+                         default_root_dir=tmp_path)  # fmt: skip
+    trainer.fit(model, DataLoader(kg.triples, batch_size=4))
+    before = model.relation_embeddings()
+    exported = restore_best_checkpoint(model, trainer)
+    assert (exported.selected, exported.epoch, exported.checkpoint) == ("last", 0, None)
+    np.testing.assert_array_equal(model.relation_embeddings(), before)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "monitor"),
+    [
+        ([], "val/mrr"),
+        (["experiment=train_transe", "data=pq3h"], "val/mrr"),
+        (["model=gat"], "val/paths_recall"),
+        (["experiment=train_gat", "data=pql2h"], "val/paths_recall"),
+    ],
+)
+def test_model_configs_set_the_monitored_metric_for_any_dataset(make_cfg, overrides, monitor):
+    # callbacks/default.yaml is merged after model/*.yaml: it must not reset the monitor
+    cfg = make_cfg("train", overrides)
+    assert cfg.callbacks.model_checkpoint.monitor == monitor
+    assert cfg.callbacks.model_checkpoint.mode == "max"
