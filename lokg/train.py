@@ -15,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 from pytorch_lightning.utilities.model_helpers import is_overridden
 
 from lokg import stages
+from lokg.console import configure_console
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,7 @@ def run(cfg: DictConfig) -> dict:
 
     Returns the dataset statistics and, when a model was trained, the logged metrics.
     """
+    configure_console(cfg.verbose)
     seed = resolve_seed(cfg.seed)
     pl.seed_everything(seed, workers=True)
     log.info("seed %d%s", seed, "" if cfg.seed is not None else " (drawn)")

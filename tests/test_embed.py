@@ -77,3 +77,19 @@ def test_promised_output_dim_is_checked_against_the_model():
     enc = SentenceEncoder(output_dim=768)  # the bundled MiniLM gives 384-d vectors
     with pytest.raises(ValueError, match="gives 384-d vectors, but embedder.output_dim is 768"):
         enc.encode(["berlin"])
+
+
+def test_a_progress_bar_shows_when_many_texts_miss_the_cache(monkeypatch, capsys):
+    import lokg.embed
+
+    monkeypatch.setattr(lokg.embed, "PROGRESS_MIN_TEXTS", 4)
+    enc = CountingEncoder(batch_size=2)
+    enc.encode(["a", "b", "c"], desc="embedding entity names")  # below the threshold
+    assert capsys.readouterr().err == ""
+    enc.encode(["a", "b", "c", "d", "e", "f"], desc="embedding entity names")  # 3 misses
+    assert capsys.readouterr().err == ""
+    enc.encode([f"x{i}" for i in range(5)], desc="embedding entity names")
+    err = capsys.readouterr().err
+    assert "embedding entity names" in err and "5/5" in err
+    enc.encode([f"y{i}" for i in range(4)], kind="query")
+    assert "embedding query texts" in capsys.readouterr().err  # the default label
