@@ -30,9 +30,24 @@ def wandb_offline() -> bool:
         return True
 
 
+def run_tags(tags: Any, *labels: Any) -> list[str]:
+    """A run's tags plus its labels (configuration, ablation), each once, nulls dropped.
+
+    W&B tags are how runs are filtered on a dashboard, so every run carries the name of its
+    configuration (``paper`` or ``lokg``) whatever ``tags`` an ablation or a user sets.
+    """
+    out: list[str] = []
+    for t in [*(tags or []), *labels]:
+        if t is not None and str(t) not in out:
+            out.append(str(t))
+    return out
+
+
 def register_resolvers() -> None:
     if not OmegaConf.has_resolver("lokg_wandb_offline"):
         OmegaConf.register_new_resolver("lokg_wandb_offline", wandb_offline)
+    if not OmegaConf.has_resolver("lokg_run_tags"):
+        OmegaConf.register_new_resolver("lokg_run_tags", run_tags)
 
 
 @dataclass

@@ -129,3 +129,12 @@ def test_seed_zero_is_kept_and_null_draws_one(make_cfg):
 
     assert resolve_seed(0) == 0
     assert isinstance(resolve_seed(None), int)
+
+
+@pytest.mark.parametrize("experiment", EVALUATE_EXPERIMENTS)
+def test_wandb_tags_always_name_the_configuration_and_ablation(make_cfg, experiment):
+    from omegaconf import OmegaConf
+
+    cfg = make_cfg("evaluate", ["logger=wandb", f"experiment={experiment}", "ablation=no_scos"])
+    tags = OmegaConf.to_container(cfg.logger, resolve=True)["wandb"]["tags"]
+    assert experiment in tags and "no_scos" in tags and len(tags) == len(set(tags))

@@ -20,7 +20,9 @@ from lokg.eval.tables import (
 )
 
 
-def run(seed, h1, f1, tok, ablation="full", method="LOKG", dataset="PQ-2hop", llm="deepseek"):
+def run(
+    seed, h1, f1, tok, ablation="full", method="LOKG (ours)", dataset="PQ-2hop", llm="deepseek"
+):
     metrics = {"hits@1": h1, "f1": f1, "tok/q": tok, "p@1k": f1 * 1000 / tok,
                "h@1k": h1 * 1000 / tok, "tcr": 1.0, "calls/q": 1.0}  # fmt: skip
     return RunSummary(dataset, method, ablation, llm, seed, metrics)
@@ -43,13 +45,13 @@ def test_table5_groups_seeds_per_method_lokg_first():
     ]
     t = table5(runs)
     rows = t.blocks["deepseek"]
-    assert [(d, m) for d, m, _ in rows] == [("PQ-2hop", "LOKG"), ("PQ-2hop", "KAPING")]
+    assert [(d, m) for d, m, _ in rows] == [("PQ-2hop", "LOKG (ours)"), ("PQ-2hop", "KAPING")]
     h1, _, p1k = rows[0][2][:3]
     assert h1.mean == pytest.approx(0.7) and h1.std == pytest.approx(math.sqrt(0.02))
     assert p1k.mean == pytest.approx((5.0 + 7.0) / 2)
     md = t.to_markdown()
     assert "| Dataset | Method | H@1↑ | F1↑ | P@1K↑ | H@1K↑ | TCR↓ | tok/q↓ | calls/q↓ |" in md
-    assert "| PQ-2hop | LOKG | 0.700 ± 0.141 | 0.600 ± 0.141 |" in md
+    assert "| PQ-2hop | LOKG (ours) | 0.700 ± 0.141 | 0.600 ± 0.141 |" in md
 
 
 def test_table6_and_table7_deltas_by_hand():
@@ -71,7 +73,9 @@ def test_table6_and_table7_deltas_by_hand():
 def test_csv_has_mean_and_std_columns():
     text = table5([run(1, 0.6, 0.5, 100), run(2, 0.8, 0.7, 100)]).to_csv()
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert rows[0]["method"] == "LOKG" and float(rows[0]["hits@1_mean"]) == pytest.approx(0.7)
+    assert rows[0]["method"] == "LOKG (ours)" and float(rows[0]["hits@1_mean"]) == pytest.approx(
+        0.7
+    )
     assert (
         float(rows[0]["hits@1_std"]) == pytest.approx(math.sqrt(0.02)) and rows[0]["seeds"] == "2"
     )
