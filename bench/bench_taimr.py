@@ -1,314 +1,296 @@
-"""TAIMR measurements: retrieval quality on PathQuestion and query latency.
+"""TAIMR measurements: the retrieval ablation grid, query latency and GAT training steps.
 
-    python bench/bench_taimr.py quality --data DIR [--datasets PQ-2H PQ-3H ...]
-    python bench/bench_taimr.py latency --data DIR
+    python bench/bench_taimr.py quality [--data pq2h pq3h ...] [--split val|test] [--limit N]
+        [--experiment lokg|paper] [--attention uniform gat] [--budget 2048]
+        [--override KEY=VALUE ...]
+    python bench/bench_taimr.py latency [--data pql3h] [--split val|test] [--limit N]
+        [--experiment lokg|paper] [--override KEY=VALUE ...] [--synthetic-queries 200]
+        [--synthetic-triples 1000000]
+    python bench/bench_taimr.py train [--n 20] [--synthetic-triples 1000000]
 
-``quality`` prints, per dataset and configuration, the answer recall of the K_top paths
-(a gold answer is among their end entities) and the retriever-only Hits@1 (top of S_final)
-on a deterministic 80/10/10 split (seeded permutation, seed 0) of the questions; the whole
-KB is the graph.  Everything printed is measured in the run.
+Data come only from the package (``bench/_data.py``): the dataset's config, reader and
+path-grouped split. Settings are chosen on ``--split val`` (the default); ``--split test``
+reports a chosen configuration once. ``$LOKG_ROOT`` (else the working directory) holds the
+artifacts, as for ``train.py`` and ``evaluate.py``.
+
+``quality`` runs ``evaluate.py``'s job (``lokg.evaluate.run``) with the extractive reader (no
+LLM: Hits@1 is the retriever's top answer) for every cell of the grid attention
+(``retriever.attention``: uniform | gat) x relation linking (``retriever.relation_linking``:
+chain | off) x mu (``retriever.lambda_topo``: 1 | 0), on top of ``experiment=<--experiment>``,
+plus the semantic "w/o TAIMR" retriever (``retriever=off``) as a reference. Per dataset it
+prints retriever-only Hits@1, answer coverage (a gold answer is in the evidence sent) and
+the mean evidence tokens per question (T_after), and marks the cells that are the retrievers
+of ``experiment=paper`` and ``experiment=lokg``. The GAT cells need the dataset's trained
+artifacts (``python train.py experiment=train_transe data=<d>`` then ``experiment=train_gat
+data=<d>``); every cell needs the SCOS artifacts (the first command) unless ``--override
+scos=off`` is given. The query-conditioned GAT (``model.query_conditioning=true``) has no route
+from the config to the retriever yet, so its rows are not in this grid.
+
+``latency`` times ``Retriever.retrieve`` on the dataset's questions (the retriever built by
+the config's factory over the dataset's graph after SCOS, with its attention) and on the
+package's synthetic 1M-triple graph (``lokg.data.synthetic``, uniform attention, a
+hash-random encoder so that only the search is timed). "cold": a fresh retriever whose path
+cache holds only the entries of one untimed warm-up question about another topic (which also
+loads the relation linker, as a service's first request would), asked a question new to the
+in-memory encoder (entity names are embedded beforehand, as in the paper's construction
+phase); "warm": the same question again. p50/p95 in ms, with the number of questions that
+got a candidate answer, peak RSS and the machine's load average (timings move with it).
+
+``train`` times one GAT optimizer step (batch of 32 synthetic questions, no Trainer) on the
+synthetic 1M-triple graph.
+
+Everything printed is measured in the run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import time
-from pathlib import Path
+import warnings
+import zlib
+from collections.abc import Callable, Sequence
 
+import hydra
 import numpy as np
+from _data import add_data_arguments, compose, load_datamodule, split_questions
 
+from lokg.artifacts import latest, load_graph_artifacts
+from lokg.data.synthetic import make_synthetic_kg
 from lokg.embed import SentenceEncoder
-from lokg.embed import _text_key as _key
 from lokg.kg.graph import KnowledgeGraph
-from lokg.taimr.info_gain import node_information_gain
-from lokg.taimr.linking import RelationLinker
-from lokg.taimr.path_cache import PathCache
-from lokg.taimr.retriever import SemanticRetriever, TAIMRRetriever
-from lokg.taimr.topology import (
-    QueryConditionedAttention,
-    gat_log_attention,
-    uniform_log_attention,
-)
+from lokg.retrieval import Retriever
 from lokg.typing import Question
 
-KB_OF = {
-    "PQ-2H": "2H-kb.txt",
-    "PQ-3H": "3H-kb.txt",
-    "PQL-2H": "PQL2-KB.txt",
-    "PQL-3H": "PQL3-KB.txt",
-}
+EXPERIMENTS = ("lokg", "paper")
+ATTENTION = ("uniform", "gat")
+LINKING = ("chain", "off")
+LAMBDA_TOPO = (1.0, 0.0)  # mu on (Eq. (16)) / off
 
 
-def read_kb(path: Path) -> KnowledgeGraph:
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        parts = line.strip().split("\t")
-        if len(parts) == 3:
-            rows.append(tuple(p.strip() for p in parts))
-    return KnowledgeGraph.from_labeled_triples(rows, name=path.stem)
+# ---------------------------------------------------------------------------- quality
+def _cell(attention: str, linking: str, lambda_topo: float) -> list[str]:
+    return [
+        f"retriever.attention={attention}",
+        f"retriever.relation_linking={linking}",
+        f"retriever.lambda_topo={lambda_topo}",
+    ]
 
 
-def read_questions(path: Path) -> list[Question]:
-    out = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
-        parts = line.strip().split("\t")
-        if len(parts) != 3:
-            continue
-        text, ans, path_str = parts
-        answers = tuple(a for a in ans[ans.index("(") + 1 : ans.rindex(")")].split("/") if a)
-        elems = [e for e in path_str.split("#") if e != "<end>"]
-        hops = (len(elems) - 1) // 2
-        gold = tuple((elems[2 * k], elems[2 * k + 1], elems[2 * k + 2]) for k in range(hops))
-        out.append(Question(f"{path.stem}-{i}", text.strip(), answers, (elems[0],), gold))
-    return out
-
-
-def split(questions: list[Question], seed: int = 0) -> dict[str, list[Question]]:
-    perm = np.random.default_rng(seed).permutation(len(questions))
-    n_train, n_val = int(0.8 * len(perm)), int(0.1 * len(perm))
-    pick = lambda idx: [questions[i] for i in idx]  # noqa: E731
-    return {
-        "train": pick(perm[:n_train]),
-        "val": pick(perm[n_train : n_train + n_val]),
-        "test": pick(perm[n_train + n_val :]),
-    }
-
-
-def evaluate(retriever, questions: list[Question]) -> tuple[float, float, float]:
-    hits = recall = 0
-    times = []
-    for q in questions:
-        t0 = time.perf_counter()
-        res = retriever.retrieve(q.text, q.topic_entities)
-        times.append(time.perf_counter() - t0)
-        gold = set(q.answers)
-        hits += res.top_answer in gold
-        recall += any(retriever.kg.entities.label(p.answer) in gold for p in res.paths)
-    n = max(len(questions), 1)
-    return hits / n, recall / n, float(np.median(times) * 1e3)
-
-
-def train_gat(kg, encoder, splits, epochs: int, query_conditioning: bool = False):
-    """Train GATModule on the train split; returns (module, val/paths_recall, seconds)."""
-    import pytorch_lightning as pl
-    import torch
-    from torch.utils.data import DataLoader
-
-    from lokg.models.gat_module import GATModule
-
-    pl.seed_everything(0, workers=True)
-    names = [kg.entity_name(e) for e in range(kg.num_entities)]
-    feats = torch.from_numpy(encoder.encode(names, kind="passage"))
-    module = GATModule(
-        kg.num_entities,
-        kg.num_relations,
-        node_dim=feats.shape[1],
-        query_conditioning=query_conditioning,
-        query_dim=feats.shape[1],
-        optimizer=lambda params: torch.optim.Adam(params, lr=1e-3),
-    )
-    qenc = (
-        (lambda texts: torch.from_numpy(encoder.encode(texts, kind="query")))
-        if (query_conditioning)
-        else None
-    )
-    module.set_graph(kg, feats, query_encoder=qenc)
-    trainer = pl.Trainer(
-        max_epochs=epochs,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        accelerator="cpu",
-    )
-    train = DataLoader(splits["train"], batch_size=32, shuffle=True, collate_fn=list)
-    val = DataLoader(splits["val"], batch_size=64, collate_fn=list)
-    t0 = time.perf_counter()
-    trainer.fit(module, train, val)
-    seconds = time.perf_counter() - t0
-    m = trainer.callback_metrics
-    return module, (float(m["val/paths_recall"]), float(m["val/hits@1"])), seconds, feats
+def _named_cells(data: str) -> dict[tuple[str, str, float], str]:
+    """Grid cell -> the experiments whose retriever it is (from the composed configs)."""
+    names: dict[tuple[str, str, float], str] = {}
+    for exp in EXPERIMENTS:
+        r = compose(data, [f"experiment={exp}"]).retriever
+        if "attention" in r:
+            key = (str(r.attention), str(r.relation_linking), float(r.lambda_topo))
+            names[key] = " + ".join(filter(None, [names.get(key), f"experiment={exp}"]))
+    return names
 
 
 def quality(args: argparse.Namespace) -> None:
-    encoder = SentenceEncoder(cache_dir=args.cache)
-    for name in args.datasets:
-        kg = read_kb(args.data / KB_OF[name])
-        splits = split(read_questions(args.data / f"{name}.txt"))
-        test = splits["test"][: args.limit] if args.limit else splits["test"]
-        mu = node_information_gain(kg)
-        log_alpha = uniform_log_attention(kg)
-        linker = RelationLinker(kg, encoder)
-        linker.fit(splits["train"])
-        configs = {
-            "semantic (retriever=off)": SemanticRetriever(kg, encoder),
-            "paper S_topo+S_sem, no linking": TAIMRRetriever(
-                kg, encoder, PathCache(kg, log_alpha, mu), relation_linking="off"
-            ),
-            "linking, uniform alpha, mu": TAIMRRetriever(
-                kg, encoder, PathCache(kg, log_alpha, mu), linker
-            ),
-            "linking, uniform alpha, no mu": TAIMRRetriever(
-                kg, encoder, PathCache(kg, log_alpha, mu, lambda_topo=0.0), linker
-            ),
-        }
-        if args.gat_epochs:
-            trained = {}
-            for qc in (False, True):
-                module, val_rec, sec, feats = train_gat(kg, encoder, splits, args.gat_epochs, qc)
-                trained[qc] = module
-                print(
-                    f"{name:7s} GAT query_conditioning={qc}: {args.gat_epochs} epochs in "
-                    f"{sec:.0f}s, S_topo only on val: paths_recall={val_rec[0]:.3f} "
-                    f"hits@1={val_rec[1]:.3f}",
-                    flush=True,
+    from lokg.evaluate import run
+
+    for name in args.data:
+        base = [
+            f"experiment={args.experiment}",
+            "llm=extractive",
+            "~logger",
+            f"split={args.split}",
+            f"budget={args.budget}",
+            *([f"limit={args.limit}"] if args.limit else []),
+            *args.override,
+        ]
+        if "gat" in args.attention:
+            dm = load_datamodule(compose(name, base))
+            if latest(dm.artifact_dir, "gat") is None:
+                raise SystemExit(
+                    f"{dm.name}: no trained GAT under {dm.artifact_dir}; run `python train.py "
+                    f"experiment=train_gat data={name}` first, or pass --attention uniform"
                 )
-            module = trained[False]
-            rel = module.relation_table.weight.detach()
-            gat_alpha = gat_log_attention(module.gat, kg, feats, rel)
-            configs["paper S_topo+S_sem with GAT, no linking"] = TAIMRRetriever(
-                kg, encoder, PathCache(kg, gat_alpha, mu), relation_linking="off"
+        named = _named_cells(name)
+        grid = [(a, k, lt) for a in args.attention for k in LINKING for lt in LAMBDA_TOPO]
+        cells = [
+            (
+                f"attention={a:<7} linking={k:<5} mu={'on' if lt else 'off'}",
+                _cell(a, k, lt),
+                (a, k, lt),
             )
-            configs["linking, GAT alpha, mu"] = TAIMRRetriever(
-                kg, encoder, PathCache(kg, gat_alpha, mu), linker
-            )
-            configs["linking, GAT alpha, no mu"] = TAIMRRetriever(
-                kg, encoder, PathCache(kg, gat_alpha, mu, lambda_topo=0.0), linker
-            )
-            qc = trained[True]
-            qa = QueryConditionedAttention(
-                qc.gat, kg, feats, qc.relation_table.weight.detach(), encoder
-            )
-            configs["paper S_topo+S_sem, query-cond. GAT"] = TAIMRRetriever(
-                kg, encoder, PathCache(kg, gat_alpha, mu), relation_linking="off",
-                query_attention=qa,
-            )  # fmt: skip
-            configs["linking, query-cond. GAT, no mu"] = TAIMRRetriever(
-                kg, encoder, PathCache(kg, gat_alpha, mu, lambda_topo=0.0), linker,
-                query_attention=qa,
-            )  # fmt: skip
-        for label, retriever in configs.items():
-            h1, rec, p50 = evaluate(retriever, test)
+            for a, k, lt in grid
+        ]
+        cells.append(("semantic (retriever=off, w/o TAIMR)", ["retriever=off"], None))
+        rows = []
+        for label, overrides, key in cells:
+            out = run(compose(name, [*base, *overrides]))
+            m = out["metrics"]
+            rows.append((label, named.get(key, ""), m, len(out["records"])))
+        tag = f"{name}/{args.split}"
+        print(
+            f"\n{tag}: TAIMR grid on experiment={args.experiment}, B={args.budget}, "
+            f"extractive reader (retriever-only), n={rows[0][3]}"
+        )
+        print(f"{tag:<10} {'configuration':<38} {'hits@1':>7} {'coverage':>9} {'evid tok/q':>11}")
+        for label, mark, m, _ in rows:
             print(
-                f"{name:7s} test n={len(test):4d}  {label:40s} hits@1={h1:.3f} "
-                f"paths_recall={rec:.3f}  p50={p50:.1f}ms",
+                f"{tag:<10} {label:<38} {m['hits@1']:>7.3f} {m['coverage']:>9.3f} "
+                f"{m['evidence_tok/q']:>11.1f}" + (f"  <- retriever of {mark}" if mark else ""),
                 flush=True,
             )
 
 
+# ---------------------------------------------------------------------------- latency
 class RandomEncoder(SentenceEncoder):
     """Hash-seeded random unit vectors: the latency of the search, not of a transformer."""
 
     def _embed_batch(self, texts):
         out = np.stack(
-            [np.random.default_rng(abs(hash(t)) % 2**32).standard_normal(32) for t in texts]
+            [np.random.default_rng(zlib.crc32(t.encode())).standard_normal(32) for t in texts]
         ).astype(np.float32)
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def _latency(make_retriever, queries, encoder) -> dict[str, float]:
-    """p50/p95 (ms) with an empty path cache per query (cold) and on a repeat (warm)."""
+def _other_topic(pool: Sequence[Question], q: Question) -> Question:
+    """The first question of ``pool`` none of whose topic entities is one of ``q``'s."""
+    for p in pool:
+        if p.topic_entities and not set(p.topic_entities) & set(q.topic_entities):
+            return p
+    raise ValueError(f"{q.id}: no warm-up question about another topic")
+
+
+def _latency(
+    make: Callable[[], Retriever], questions: Sequence[Question], warmups: Sequence[Question]
+) -> tuple[dict[str, float], int]:
+    """p50/p95 (ms) of a fresh retriever's first call on a question (cold) and its repeat,
+    and the number of questions for which it found a candidate answer."""
     cold, warm = [], []
-    for text, topic in queries:
-        retriever = make_retriever()  # fresh, empty (head, relation) cache
+    found = 0
+    for q in questions:
+        retriever = make()  # fresh: empty (head, relation) path cache
+        retriever.retrieve(_other_topic(warmups, q))  # untimed: loads the linker's prototypes
         t0 = time.perf_counter()
-        retriever.retrieve(text, [topic])
+        found += bool(retriever.retrieve(q).answers)
         cold.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        retriever.retrieve(text, [topic])
+        retriever.retrieve(q)
         warm.append(time.perf_counter() - t0)
-    pct = lambda xs, q: float(np.percentile(xs, q) * 1e3)  # noqa: E731
+    pct = lambda xs, p: float(np.percentile(xs, p) * 1e3)  # noqa: E731
     return {
         "cold_p50": pct(cold, 50),
         "cold_p95": pct(cold, 95),
         "warm_p50": pct(warm, 50),
         "warm_p95": pct(warm, 95),
-    }
+    }, found
+
+
+def _fmt(stats: dict[str, float]) -> str:
+    return "  ".join(f"{k}={v:.2f}ms" for k, v in stats.items())
+
+
+def _retriever_settings(cfg, **replaced) -> str:
+    r = {**cfg.retriever, **replaced}
+    keys = [k for k in ("attention", "relation_linking", "lambda_topo") if k in r]
+    return f"{r['_target_'].rsplit('.', 1)[-1]}(" + ", ".join(f"{k}={r[k]}" for k in keys) + ")"
+
+
+def synthetic_graph(num_triples: int, seed: int = 0) -> KnowledgeGraph:
+    """The package's synthetic power-law KG: 200k entities, 50 relations (5 planted synonyms)."""
+    return make_synthetic_kg(
+        num_entities=200_000,
+        num_triples=num_triples,
+        num_relations=50,
+        num_synonyms=5,
+        alpha=0.9,
+        seed=seed,
+        name=f"synthetic-{num_triples}",
+    ).kg
+
+
+def synthetic_questions(kg: KnowledgeGraph, n: int, rng: np.random.Generator) -> list[Question]:
+    """``n`` questions along a random walk of up to 2 hops from a topic drawn by out-degree.
+
+    The text names the walked relations (as PathQuestion's do) and the answer is the walk's
+    end, so a question has a path to follow whatever the generator's relation domains are.
+    """
+    triples = kg.triples_np
+    out = []
+    for i, first in enumerate(rng.integers(0, kg.num_triples, n).tolist()):
+        topic, r1, mid = (int(x) for x in triples[first])
+        rels, end = [kg.relations.label(r1)], mid
+        nxt = kg.out_triples(mid)
+        if len(nxt):
+            _, r2, end = (int(x) for x in triples[rng.choice(nxt)])
+            rels.append(kg.relations.label(r2))
+        label = kg.entities.label(topic)
+        text = f"what is the {' of the '.join(reversed(rels))} of {label} ?"
+        out.append(Question(f"synthetic-{i}", text, (kg.entities.label(end),), (label,)))
+    return out
 
 
 def latency(args: argparse.Namespace) -> None:
-    import resource
+    cfg = compose(args.data, [f"experiment={args.experiment}", *args.override])
+    dm = load_datamodule(cfg)
+    questions = split_questions(dm, args.split, args.limit)
+    need_gat = cfg.retriever.get("attention") == "gat"
+    art = load_graph_artifacts(cfg, dm, need_gat, cfg.get("scos_dir"), cfg.get("gat_dir"))
+    # in memory only, so the questions are new to it; entity names embedded beforehand
+    encoder = hydra.utils.instantiate(cfg.embedder, cache_dir=None)
+    names = [art.kg.entity_name(e) for e in range(art.kg.num_entities)]
+    encoder.encode(names, kind="passage", desc="embedding entity names (construction)")
+    factory = hydra.utils.instantiate(cfg.retriever)
+    train = dm.questions["train"]
 
-    rng = np.random.default_rng(0)
-    # PQL-3H with MiniLM: entity-name and relation-prototype embeddings are precomputed
-    # offline (as the paper's construction phase does); the test questions are new to the
-    # in-memory encoder, so "cold" includes encoding the question (two MiniLM calls: the
-    # question and its chain-prior template); "warm" repeats the question.
-    encoder = SentenceEncoder()
-    disk = SentenceEncoder(cache_dir=args.cache)
-    kg = read_kb(args.data / KB_OF["PQL-3H"])
-    splits = split(read_questions(args.data / "PQL-3H.txt"))
-    names = [kg.entity_name(e) for e in range(kg.num_entities)]
-    encoder._memory.update(
-        zip([_key(encoder.prefixed(n, "passage")) for n in names],
-            disk.encode(names, kind="passage"), strict=True)
-    )  # fmt: skip
-    mu, log_alpha = node_information_gain(kg), uniform_log_attention(kg)
-    linker = RelationLinker(kg, encoder)
-    linker.fit(splits["train"])
-    linker._prototypes()
-    qs = [(q.text, q.topic_entities[0]) for q in splits["test"][: args.n]]
-    make = lambda: TAIMRRetriever(kg, encoder, PathCache(kg, log_alpha, mu), linker)  # noqa: E731
-    stats = _latency(make, qs, encoder)
-    print(f"PQL-3H ({kg.num_triples} triples, MiniLM, n={len(qs)}): "
-          + "  ".join(f"{k}={v:.2f}ms" for k, v in stats.items()), flush=True)  # fmt: skip
+    def make() -> Retriever:
+        return factory(
+            kg=art.kg, encoder=encoder, edge_log_alpha=art.edge_log_alpha, train_questions=train
+        )
 
-    t0 = time.perf_counter()
-    big, heads = synthetic_graph(rng)
-    mu, log_alpha = node_information_gain(big), uniform_log_attention(big)
-    build = time.perf_counter() - t0
-    renc = RandomEncoder(model_id="bench/random")
-    blinker = RelationLinker(big, renc)
-    R = big.num_relations
-    topics = heads[rng.integers(0, len(heads), args.n)]  # topic entities drawn by degree
-    qs = [
-        (f"what is the {big.relations.label(int(rng.integers(R)))} of "
-         f"{big.entities.label(int(t))} 's {big.relations.label(int(rng.integers(R)))} ?",
-         big.entities.label(int(t)))
-        for t in topics
-    ]  # fmt: skip
-    make = lambda: TAIMRRetriever(big, renc, PathCache(big, log_alpha, mu), blinker)  # noqa: E731
-    stats = _latency(make, qs, renc)
-    print(f"synthetic 1M triples (random encoder, n={len(qs)}, build {build:.1f}s): "
-          + "  ".join(f"{k}={v:.2f}ms" for k, v in stats.items()), flush=True)  # fmt: skip
+    stats, found = _latency(make, questions, train)
+    print(
+        f"{dm.name}/{args.split} ({art.kg.num_triples} triples, experiment={args.experiment}, "
+        f"{_retriever_settings(cfg)}, {encoder.model_id}, n={len(questions)}, answers found "
+        f"for {found}): {_fmt(stats)}",
+        flush=True,
+    )
+    if args.synthetic_queries:
+        rng = np.random.default_rng(0)
+        t0 = time.perf_counter()
+        big = synthetic_graph(args.synthetic_triples)
+        build = time.perf_counter() - t0
+        renc = RandomEncoder(model_id="bench/random")
+        # no GAT is trained on the synthetic graph: uniform attention there
+        uniform = {"attention": "uniform"} if "attention" in cfg.retriever else {}
+        big_factory = hydra.utils.instantiate(cfg.retriever, **uniform)
+        qs = synthetic_questions(big, args.synthetic_queries, rng)
+        others = synthetic_questions(big, 16, rng)
+        stats, found = _latency(lambda: big_factory(kg=big, encoder=renc), qs, others)
+        print(
+            f"{big.name} ({big.num_triples} triples, {_retriever_settings(cfg, **uniform)}, random "
+            f"encoder, n={len(qs)}, answers found for {found}, graph built in {build:.1f}s): "
+            f"{_fmt(stats)}",
+            flush=True,
+        )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS {peak:.0f} MiB", flush=True)
+    load = os.getloadavg()[0]
+    print(f"peak RSS {peak:.0f} MiB; 1-min load average {load:.1f} on {os.cpu_count()} CPUs")
 
 
-def synthetic_graph(rng: np.random.Generator, E=200_000, R=50, T=1_000_000):
-    """1M triples, 200k entities, 50 relations, degrees ~ rank^-0.9 (hubs)."""
-    popularity = 1.0 / np.arange(1, E + 1) ** 0.9
-    popularity /= popularity.sum()
-    perm = rng.permutation(E)
-    heads = perm[rng.choice(E, T, p=popularity)]
-    tails = perm[rng.choice(E, T, p=popularity)]
-    triples = np.stack([heads, rng.integers(0, R, T), tails], 1)
-    return KnowledgeGraph.from_ids(triples, E, R, name="synthetic-1M"), heads
-
-
+# ---------------------------------------------------------------------------- train
 def train_step(args: argparse.Namespace) -> None:
-    """GAT training step time and peak memory on the synthetic 1M-triple graph."""
-    import resource
-
+    """GAT training step time and peak memory on the synthetic graph."""
     import torch
 
     from lokg.models.gat_module import GATModule
 
+    # training_step is called without a Trainer on purpose: its self.log calls are no-ops
+    warnings.filterwarnings("ignore", message=r".*`self\.trainer` reference is not registered")
     rng = np.random.default_rng(0)
-    kg, heads = synthetic_graph(rng)
+    kg = synthetic_graph(args.synthetic_triples)
     feats = torch.randn(kg.num_entities, 384)
     module = GATModule(kg.num_entities, kg.num_relations, node_dim=384)
     module.set_graph(kg, feats)
     opt = module.configure_optimizers()
-    questions = []
-    for i in range(args.n * 32):
-        topic = int(heads[rng.integers(0, len(heads))])
-        mid = kg.triples_np[rng.choice(kg.out_triples(topic)), 2]
-        outs = kg.out_triples(int(mid))
-        ans = int(kg.triples_np[rng.choice(outs), 2]) if len(outs) else int(mid)
-        questions.append(
-            Question(f"s{i}", "?", (kg.entities.label(ans),), (kg.entities.label(topic),))
-        )
+    questions = synthetic_questions(kg, args.n * 32, rng)
     times, edges = [], []
     module.train()
     for b in range(args.n):
@@ -322,7 +304,8 @@ def train_step(args: argparse.Namespace) -> None:
         edges.append(len(module._batch(batch)["edge_type"]))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
-        f"GAT train step on synthetic 1M (batch 32 questions, max_fanout=16, n={args.n}): "
+        f"GAT train step on {kg.name} ({kg.num_triples} triples, batch 32 questions, "
+        f"max_fanout={module.hparams.max_fanout}, n={args.n}): "
         f"p50={np.median(times) * 1e3:.0f}ms p95={np.percentile(times, 95) * 1e3:.0f}ms, "
         f"median subgraph edges {int(np.median(edges))}, peak RSS {peak:.0f} MiB",
         flush=True,
@@ -330,20 +313,27 @@ def train_step(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
-    q = sub.add_parser("quality")
-    q.add_argument("--data", type=Path, required=True)
-    q.add_argument("--datasets", nargs="+", default=["PQ-2H", "PQ-3H"])
-    q.add_argument("--cache", type=Path, default=None)
-    q.add_argument("--limit", type=int, default=0)
-    q.add_argument("--gat-epochs", type=int, default=0, help="train the GAT (0 = skip)")
-    lat = sub.add_parser("latency")
-    lat.add_argument("--data", type=Path, required=True)
-    lat.add_argument("--cache", type=Path, default=None)
-    lat.add_argument("--n", type=int, default=200)
-    tr = sub.add_parser("train")
-    tr.add_argument("--n", type=int, default=20)
+    q = sub.add_parser("quality", help="the attention x linking x mu grid via evaluate")
+    add_data_arguments(q, default=("pq2h", "pq3h"))
+    q.add_argument("--experiment", default="lokg", choices=EXPERIMENTS, help="the grid's base")
+    q.add_argument("--attention", nargs="+", default=list(ATTENTION), choices=ATTENTION)
+    q.add_argument("--budget", type=int, default=2048, help="token budget B")
+    q.add_argument("--override", nargs="*", default=[], help="more evaluate overrides")
+    lat = sub.add_parser("latency", help="cold/warm retrieval latency")
+    add_data_arguments(lat, default=("pql3h",), many=False)
+    lat.add_argument("--experiment", default="lokg", choices=EXPERIMENTS)
+    lat.add_argument(
+        "--override", nargs="*", default=[], help="more config overrides, e.g. scos=off"
+    )
+    lat.add_argument(
+        "--synthetic-queries", type=int, default=200, help="0 skips the synthetic graph"
+    )
+    lat.add_argument("--synthetic-triples", type=int, default=1_000_000)
+    tr = sub.add_parser("train", help="GAT training step on the synthetic graph")
+    tr.add_argument("--n", type=int, default=20, help="batches timed")
+    tr.add_argument("--synthetic-triples", type=int, default=1_000_000)
     args = parser.parse_args()
     {"quality": quality, "latency": latency, "train": train_step}[args.cmd](args)
 
