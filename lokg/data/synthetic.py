@@ -161,9 +161,10 @@ def make_synthetic_kg(
     share = rng.uniform(0.3, 0.7, num_synonyms)
     syn_of_base = np.full(n_base, -1)
     syn_of_base[base_of_syn] = np.arange(num_synonyms)
-    k = syn_of_base[rel]
-    move = (k >= 0) & (rng.random(len(rel)) < share[np.maximum(k, 0)])
-    rel = np.where(move, syn_id[np.maximum(k, 0)], rel)
+    if num_synonyms:  # with none planted there is nothing to move (and nothing to index)
+        k = syn_of_base[rel]
+        move = (k >= 0) & (rng.random(len(rel)) < share[np.maximum(k, 0)])
+        rel = np.where(move, syn_id[np.maximum(k, 0)], rel)
     triples = np.stack([heads, rel, tails], 1).astype(np.int64)  # distinct by construction
 
     width_e = len(str(num_entities - 1))
