@@ -41,6 +41,10 @@ _UNFIXABLE_WARNINGS = (
     # pytorch_lightning 2.6's own pytree helper builds torch 2.13's deprecated LeafSpec on
     # every batch (Lightning's code, not ours)
     r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+    # the GAT module owns transfer_batch_to_device (question batches stay on the host) so that
+    # it also trains from plain DataLoaders of questions; with our DataModule Lightning notes
+    # that the module's hook is used, which is what we want
+    r"You have overridden `transfer_batch_to_device` in `LightningModule`",
 )
 
 
