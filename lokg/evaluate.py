@@ -61,14 +61,20 @@ def run_key(cfg: DictConfig, provenance: dict | None = None) -> str:
     return config_key(_strip_machine(plain), provenance or {})
 
 
+#: metrics that count questions (printed as whole numbers)
+COUNT_METRICS = ("empty_contexts", "n")
+
+
 def format_metrics(metrics: dict[str, float]) -> str:
-    def fmt(v: float) -> str:
+    def fmt(k: str, v: float) -> str:
         if isinstance(v, float) and math.isnan(v):
             return "—"
-        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.4f}"
+        if k in COUNT_METRICS or abs(v) >= 100:
+            return f"{v:,.0f}"
+        return f"{v:.1f}" if k.endswith("tok/q") else f"{v:.4f}"
 
     keys = [k for k in REPORT_ORDER if k in metrics]
-    return "\n".join(f"  {k:<22s} {fmt(metrics[k])}" for k in keys)
+    return "\n".join(f"  {k:<22s} {fmt(k, metrics[k])}" for k in keys)
 
 
 def configuration_line(cfg: DictConfig, departed: list[str]) -> str:
