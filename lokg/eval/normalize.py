@@ -8,7 +8,10 @@ equal. The normal form
 3. replaces every punctuation character (Unicode category ``P*``) and symbol
    (``S*``) by a space,
 4. drops the English articles ``a``, ``an``, ``the`` as whole words,
-5. collapses runs of whitespace into one space and strips the ends.
+5. collapses runs of whitespace into one space and strips the ends;
+6. an answer made only of punctuation and symbols (PathQuestion-Large has an entity
+   labelled ``.``) would be empty after 3: it keeps its NFKC, lower-cased,
+   whitespace-collapsed form instead, so it still matches itself and nothing else.
 
 This is the SQuAD-style normalisation extended with underscores, which KG labels use
 as word separators. Punctuation becomes a space rather than vanishing so that
@@ -39,8 +42,10 @@ def normalize_answer(text: str) -> str:
     if not isinstance(text, str):
         raise TypeError(f"normalize_answer expects a str, got {type(text).__name__}")
     text = unicodedata.normalize("NFKC", text).lower()
-    text = "".join(" " if _is_separator(ch) else ch for ch in text)
-    words = [w for w in _SPACE.split(text) if w and w not in _ARTICLES]
+    spaced = "".join(" " if _is_separator(ch) else ch for ch in text)
+    words = [w for w in _SPACE.split(spaced) if w and w not in _ARTICLES]
+    if not words and any(_is_separator(ch) for ch in text):  # rule 6: punctuation only
+        return " ".join(_SPACE.split(text.strip()))
     return " ".join(words)
 
 
@@ -70,5 +75,8 @@ def text_contains_answer(text: str, answer: str) -> bool:
     needle = normalize_answer(answer)
     if not needle:
         return False
+    if not any(ch.isalnum() for ch in needle):  # rule 6: a punctuation-only answer is
+        haystack = " ".join(_SPACE.split(unicodedata.normalize("NFKC", text).lower()))
+        return f" {needle} " in f" {haystack} "  # found as whitespace-separated words
     haystack = normalize_answer(text)
     return f" {needle} " in f" {haystack} "

@@ -64,3 +64,13 @@ def test_normalisation_is_idempotent(s):
     n = normalize_answer(s)
     assert normalize_answer(n) == n
     assert n == n.strip() and "  " not in n and "_" not in n
+
+
+def test_a_punctuation_only_answer_keeps_its_own_form():
+    # PathQuestion-Large has an entity labelled "."; it must still score (rule 6)
+    assert normalize_answer(".") == "." and normalize_answer(" - ") == "-"
+    assert answers_match(".", ".") and not answers_match(".", ",")
+    assert not answers_match("x", ".")
+    assert normalize_set([".", "", "  "]) == ["."]
+    assert text_contains_answer(". | canonical version | .", ".")
+    assert not text_contains_answer("the end.", ".")  # not a word of its own there
