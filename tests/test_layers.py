@@ -7,18 +7,18 @@ from pathlib import Path
 import pytest
 
 LOKG = Path(__file__).resolve().parent.parent / "lokg"
-BASE = {"lokg.typing", "lokg.kg"}
+BASE = {"lokg.typing", "lokg.kg", "lokg.errors"}
 LAYER2 = BASE | {"lokg.tokens", "lokg.embed", "lokg.retrieval"}
 METHOD = LAYER2 | {"lokg.models.components"}
 # package -> the lokg modules (prefixes) it may import besides itself
 ALLOWED = {
-    "lokg.kg": {"lokg.typing"},
+    "lokg.kg": {"lokg.typing", "lokg.errors"},
     "lokg.models.components": LAYER2,
     "lokg.scos": METHOD,
     "lokg.ittc": METHOD,
     "lokg.taimr": METHOD,
-    "lokg.llm": {"lokg.tokens"},
-    "lokg.eval": {"lokg.typing", "lokg.tokens", "lokg.llm"},
+    "lokg.llm": {"lokg.tokens", "lokg.errors"},
+    "lokg.eval": {"lokg.typing", "lokg.tokens", "lokg.llm", "lokg.errors"},
     "lokg.baselines": METHOD | {"lokg.taimr", "lokg.ittc"},
 }
 NO_LIGHTNING = ("lokg.kg", "lokg.models.components", "lokg.scos", "lokg.ittc", "lokg.taimr",

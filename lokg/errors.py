@@ -1,0 +1,33 @@
+"""The two kinds of failure every layer of lokg shares (no lokg imports: layer 1).
+
+- :class:`InputError` — the user's input is wrong (a file, a line of it, a config key or
+  value). The entry points print it as one line, ``error: <message>``, and exit 2; the
+  message names the file and line or the key, and what was expected. It subclasses
+  ``ValueError`` so callers that catch ``ValueError`` keep working.
+- :class:`QuestionFailed` — one question could not be answered (its LLM call failed after
+  every retry, the server rejected its prompt, its evidence broke the budget invariant). The
+  evaluation loop records the question as failed with ``reason`` and goes on; a rerun retries
+  failed questions.
+"""
+
+from __future__ import annotations
+
+__all__ = ["InputError", "QuestionFailed"]
+
+
+class InputError(ValueError):
+    """Wrong user input; ``str(error)`` is the one line the entry points print."""
+
+
+class QuestionFailed(Exception):
+    """One question failed; the run records it and continues.
+
+    Attributes:
+        reason: one-line description (recorded in the question's result).
+        attempts: HTTP attempts made for it (0 when no call was made).
+    """
+
+    def __init__(self, reason: str, attempts: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.attempts = attempts
