@@ -1,8 +1,8 @@
 """The headline curve: answer coverage and retriever-only Hits@1 against the token budget.
 
-    python bench/bench_budget_curve.py --data pq3h --split val [--budgets 64 128 256 2048]
+    python bench/bench_budget_curve.py --data pq3h --split val [--budgets 32 64 ... 4096]
         [--methods paper lokg bfs bfs_out semantic kaping] [--limit N] [--csv out.csv]
-        [--variant NAME=OVERRIDE,OVERRIDE ...]
+        [--variant NAME=OVERRIDE,OVERRIDE ...] [--plot-dir bench/figures]
 
 For every method and budget it runs ``evaluate.py``'s job (the package's dataset and split,
 the extractive reader: no LLM, so Hits@1 is the retriever's top answer) and prints
@@ -25,6 +25,7 @@ import argparse
 import csv
 import os
 import sys
+from pathlib import Path
 
 from lokg.config import compose_config
 from lokg.evaluate import run
@@ -53,11 +54,19 @@ UNRANKED = ("bfs", "bfs_out")
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default="pq3h")
-    ap.add_argument("--budgets", type=int, nargs="+", default=[64, 128, 256, 2048])
+    ap.add_argument(
+        "--budgets", type=int, nargs="+", default=[32, 64, 128, 256, 512, 1024, 2048, 4096]
+    )
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--split", default="val", choices=["val", "test"])
     ap.add_argument("--csv", default=None)
+    ap.add_argument(
+        "--plot-dir",
+        default=None,
+        help="also draw <dir>/budget_curve_<data>_<split>.png (coverage and Hits@1 against the "
+        "tokens actually injected, coverage per 1k tokens against B)",
+    )
     ap.add_argument(
         "--variant",
         action="append",
@@ -122,6 +131,12 @@ def main() -> int:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)
+    if args.plot_dir:
+        from lokg.eval.plots import plot_budget_curves
+
+        png = Path(args.plot_dir) / f"budget_curve_{args.data}_{args.split}.png"
+        plot_budget_curves(rows, png, title=f"{args.data} / {args.split} (retriever-only)")
+        print(f"figure: {png}")
     return 1 if any(r["over_budget"] for r in rows) else 0
 
 
