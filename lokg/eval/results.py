@@ -1,11 +1,19 @@
-"""Per-question results as resumable JSONL, keyed by question id.
+"""Per-question results as resumable, append-only JSONL, keyed by question id.
 
-One line per question, written with append + flush + fsync, so a killed run loses at
-most the line being written. On reopening, :class:`ResultsWriter` reads the finished
-ids, drops (and reports) a torn last line, and refuses to write an id twice: a
-restarted run skips what is done and never duplicates a record. A sidecar
-``<name>.meta.json`` holds the run's configuration fingerprint; resuming under a
-different fingerprint is an error rather than a silent mix of two setups.
+One line per attempt at a question, written with append + flush + fsync, so a killed run
+loses at most the line being written. The file is never rewritten (except to cut a torn
+last line), so a record of a question that *failed* (``status="failed"``) may be followed
+by a later record of the same id: the rerun that answered it again. The rule for one id:
+
+- a later record supersedes a ``failed`` one; readers keep the last record per id;
+- an ``ok`` record is final: any later record of its id is an error (an answered question
+  is never re-paid, and two answers for one id mean two runs wrote one file).
+
+On reopening, :class:`ResultsWriter` reads the current record of every id, drops (and
+reports) a torn last line, and refuses to write over an answered id; the run loop skips the
+answered ids and asks the failed ones again. A sidecar ``<name>.meta.json`` holds the run's
+configuration fingerprint; resuming under a different fingerprint is an error rather than a
+silent mix of two setups.
 """
 
 from __future__ import annotations
@@ -121,25 +129,45 @@ class QuestionResult:
 
 @dataclass
 class ResultsFile:
-    """What :func:`read_results` found: records by id (file order) and a dropped torn line."""
+    """What :func:`read_results` found.
+
+    Attributes:
+        records: the current (last) record of every id, in the order ids first appear.
+        torn_line: a dropped torn last line, if any.
+        valid_bytes: length of the file without the torn line.
+        superseded: failed records replaced by a later record of their id.
+    """
 
     records: dict[str, QuestionResult]
     torn_line: str | None = None
     valid_bytes: int = 0
+    superseded: int = 0
+
+    @property
+    def answered_ids(self) -> set[str]:
+        """Ids whose current record is ``ok`` (never asked again)."""
+        return {i for i, r in self.records.items() if r.status == "ok"}
+
+    @property
+    def failed_ids(self) -> set[str]:
+        """Ids whose current record is ``failed`` (asked again by a rerun)."""
+        return {i for i, r in self.records.items() if r.status == "failed"}
 
 
 def read_results(path: str | os.PathLike) -> ResultsFile:
-    """Read a results JSONL file; a missing file reads as empty.
+    """Read a results JSONL file, keeping the last record per id; a missing file reads as
+    empty.
 
     A last line without its terminating newline is a torn write: it is dropped and
-    returned in ``torn_line`` (callers report it). A malformed complete line or a
-    repeated id is an error naming the file and line.
+    returned in ``torn_line`` (callers report it). A malformed complete line, or any record
+    after an ``ok`` record of the same id, is an error naming the file and line.
     """
     path = Path(path)
     if not path.exists():
         return ResultsFile(records={})
     data = path.read_bytes()
     records: dict[str, QuestionResult] = {}
+    superseded = 0
     offset = 0
     lineno = 0
     torn = None
@@ -155,12 +183,20 @@ def read_results(path: str | os.PathLike) -> ResultsFile:
                 rec = QuestionResult.from_json(json.loads(line))
             except (json.JSONDecodeError, UnicodeDecodeError, TypeError, ValueError) as exc:
                 raise ValueError(f"{path}:{lineno}: not a valid result record ({exc})") from exc
-            if rec.id in records:
-                raise ValueError(f"{path}:{lineno}: question id {rec.id!r} appears twice")
+            earlier = records.get(rec.id)
+            if earlier is not None and earlier.status == "ok":
+                raise ValueError(
+                    f"{path}:{lineno}: question id {rec.id!r} appears again after it was "
+                    "answered (only a failed record may be superseded)"
+                )
+            superseded += earlier is not None
             records[rec.id] = rec
         offset = end + 1
     return ResultsFile(
-        records=records, torn_line=torn, valid_bytes=offset if torn is not None else len(data)
+        records=records,
+        torn_line=torn,
+        valid_bytes=offset if torn is not None else len(data),
+        superseded=superseded,
     )
 
 
@@ -181,7 +217,9 @@ class ResultsWriter:
             open and checked on every later open (``None`` skips the check).
 
     Opening truncates a torn last line (reported with a warning and kept in
-    ``dropped_torn_line``). ``write`` is thread-safe and durable (flush + fsync).
+    ``dropped_torn_line``). ``records`` holds the current record of every id. ``write`` is
+    thread-safe and durable (flush + fsync); it appends a record for a new id or for an id
+    whose current record failed (the new record supersedes it), and refuses an answered id.
     """
 
     def __init__(self, path: str | os.PathLike, fingerprint: str | None = None) -> None:
@@ -229,10 +267,18 @@ class ResultsWriter:
 
     @property
     def done_ids(self) -> set[str]:
+        """Ids answered ``ok`` (final: a rerun never asks them again)."""
         with self._lock:
-            return set(self.records)
+            return {i for i, r in self.records.items() if r.status == "ok"}
+
+    @property
+    def failed_ids(self) -> set[str]:
+        """Ids whose current record failed (a rerun asks them again)."""
+        with self._lock:
+            return {i for i, r in self.records.items() if r.status == "failed"}
 
     def __contains__(self, question_id: object) -> bool:
+        """Whether ``question_id`` has a record (answered or failed)."""
         with self._lock:
             return question_id in self.records
 
@@ -241,8 +287,9 @@ class ResultsWriter:
         with self._lock:
             if self._fh.closed:
                 raise ValueError(f"{self.path}: writer is closed")
-            if result.id in self.records:
-                raise ValueError(f"{self.path}: question id {result.id!r} is already recorded")
+            earlier = self.records.get(result.id)
+            if earlier is not None and earlier.status == "ok":
+                raise ValueError(f"{self.path}: question id {result.id!r} is already answered")
             self._fh.write(line)
             self._fh.flush()
             os.fsync(self._fh.fileno())

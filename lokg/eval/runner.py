@@ -1,10 +1,16 @@
-"""The resumable per-question loop: skip finished ids, answer the rest, record each.
+"""The resumable per-question loop: skip answered ids, ask the rest, record each.
 
 Method-agnostic: ``answer_one`` (supplied by the pipeline) maps a question to a
-:class:`QuestionResult`. A question whose LLM call fails after all retries
-(:class:`lokg.llm.LLMCallFailed`) is recorded with ``status="failed"`` and the run
-goes on; any other exception is a bug or a configuration error and stops the run
-(records already written stay, so a fixed rerun resumes).
+:class:`QuestionResult`. A question that fails (:class:`lokg.errors.QuestionFailed`: its
+LLM call failed after all retries, the server rejected its prompt, its evidence broke the
+budget invariant) is recorded with ``status="failed"`` and the run goes on. Any other
+exception (a run-fatal LLM answer such as a bad key, a bug, a configuration error) stops
+the run: questions not yet started are cancelled, those in flight finish and are recorded,
+and the exception propagates (records already written stay, so a fixed rerun resumes).
+
+On a rerun the answered (``ok``) ids are skipped and never re-paid; the ids recorded as
+failed are asked again (``retry_failed=True``, the default) and their new record
+supersedes the failed one in the append-only results file.
 """
 
 from __future__ import annotations
@@ -16,8 +22,8 @@ from dataclasses import dataclass
 
 from tqdm.auto import tqdm
 
+from lokg.errors import QuestionFailed
 from lokg.eval.results import QuestionResult, ResultsWriter
-from lokg.llm.errors import LLMCallFailed
 from lokg.typing import Question
 
 log = logging.getLogger(__name__)
@@ -25,15 +31,23 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class LoopStats:
-    """Counts of one (possibly resumed) run: skipped (already done), answered, failed."""
+    """Counts of one (possibly resumed) run.
+
+    Attributes:
+        skipped: questions not asked (answered earlier, or failed earlier and kept).
+        answered: questions asked in this run (``failed`` of them failed).
+        failed: questions asked in this run that failed.
+        retried: questions asked in this run that had failed earlier.
+    """
 
     skipped: int
     answered: int
     failed: int
+    retried: int = 0
 
 
-def failed_result(question: Question, error: LLMCallFailed, reader: str = "") -> QuestionResult:
-    """The record of a question whose call failed after every retry (scored as wrong)."""
+def failed_result(question: Question, error: QuestionFailed, reader: str = "") -> QuestionResult:
+    """The record of a question that failed (scored as wrong; a rerun asks it again)."""
     return QuestionResult(
         id=question.id,
         question=question.text,
@@ -54,18 +68,21 @@ def run_questions(
     reader_label: str = "",
     progress: bool = True,
     desc: str = "answering",
+    retry_failed: bool = True,
 ) -> LoopStats:
-    """Answer every question not yet in ``writer``, writing one record per question.
+    """Answer every question not yet answered in ``writer``, writing one record per question.
 
     Args:
         questions: the split to answer; ids must be unique.
-        answer_one: question -> record (its ``id`` must be the question's id).
-        writer: the run's results file; finished ids are skipped.
+        answer_one: question -> record (its ``id`` must be the question's id); raises
+            :class:`~lokg.errors.QuestionFailed` for a question that failed.
+        writer: the run's results file; answered ids are skipped.
         concurrency: questions answered in parallel threads (>= 1); the LLM client
             bounds in-flight requests itself.
         reader_label: stored in failed records.
         progress: show a tqdm bar with ETA.
         desc: the bar's label.
+        retry_failed: ask again the questions recorded as failed (False keeps them).
     """
     if concurrency < 1:
         raise ValueError(f"run_questions: 'concurrency' must be >= 1, got {concurrency}")
@@ -73,17 +90,24 @@ def run_questions(
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise ValueError(f"run_questions: question id {dup!r} appears more than once")
-    done = writer.done_ids
-    todo = [q for q in questions if q.id not in done]
+    answered = writer.done_ids & set(ids)
+    failed_before = writer.failed_ids & set(ids)
+    skip = answered if retry_failed else answered | failed_before
+    todo = [q for q in questions if q.id not in skip]
     skipped = len(questions) - len(todo)
-    if skipped:
-        log.info("resuming: %d of %d questions already recorded", skipped, len(questions))
+    if answered or failed_before:
+        log.info(
+            "resuming: %d answered, %d failed earlier and %s",
+            len(answered),
+            len(failed_before),
+            "retried now" if retry_failed else "kept (retry_failed=false)",
+        )
     failed = 0
 
     def one(q: Question) -> QuestionResult:
         try:
             result = answer_one(q)
-        except LLMCallFailed as exc:
+        except QuestionFailed as exc:
             log.warning("question %s failed: %s", q.id, exc)
             return failed_result(q, exc, reader_label)
         if result.id != q.id:
@@ -99,23 +123,56 @@ def run_questions(
                 failed += result.status == "failed"
                 bar.update(1)
         else:
-            with ThreadPoolExecutor(max_workers=concurrency) as pool:
-                pending: set[Future] = set()
-                queue = iter(todo)
-                for q in queue:
-                    pending.add(pool.submit(one, q))
-                    if len(pending) >= 2 * concurrency:
-                        break
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        result = fut.result()
-                        writer.write(result)
-                        failed += result.status == "failed"
-                        bar.update(1)
-                        nxt = next(queue, None)
-                        if nxt is not None:
-                            pending.add(pool.submit(one, nxt))
+            failed = _run_parallel(todo, one, writer, concurrency, bar)
     finally:
         bar.close()
-    return LoopStats(skipped=skipped, answered=len(todo), failed=failed)
+    retried = len(failed_before) if retry_failed else 0
+    return LoopStats(skipped=skipped, answered=len(todo), failed=failed, retried=retried)
+
+
+def _run_parallel(
+    todo: Sequence[Question],
+    one: Callable[[Question], QuestionResult],
+    writer: ResultsWriter,
+    concurrency: int,
+    bar: tqdm,
+) -> int:
+    """Answer ``todo`` on ``concurrency`` threads; returns the number of failed questions.
+
+    At most ``concurrency`` questions are submitted at once (none waits in the pool's queue,
+    where a thread freed by a failing question would start it). On an exception that stops
+    the run, no further question starts, the ones in flight are waited for and their records
+    written (their calls were paid), and the first exception is re-raised.
+    """
+    failed = 0
+    pool = ThreadPoolExecutor(max_workers=concurrency)
+    pending: set[Future] = set()
+    queue = iter(todo)
+    try:
+        for q in queue:
+            pending.add(pool.submit(one, q))
+            if len(pending) >= concurrency:
+                break
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                pending.discard(fut)
+                result = fut.result()
+                writer.write(result)
+                failed += result.status == "failed"
+                bar.update(1)
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending.add(pool.submit(one, nxt))
+    except Exception:
+        pool.shutdown(wait=True, cancel_futures=True)
+        try:
+            for fut in pending:
+                if not fut.cancelled() and fut.exception() is None:
+                    writer.write(fut.result())
+        except Exception as exc:  # the writer itself failed: report it, keep the first error
+            log.error("could not record the questions in flight: %s", exc)
+        raise
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: do not start more
+    return failed

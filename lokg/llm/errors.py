@@ -1,6 +1,17 @@
-"""Errors of the LLM layer: what stops a run versus what fails one question."""
+"""Errors of the LLM layer: what stops a run versus what fails one question.
+
+- :class:`LLMFatalError` — an answer every later question would get too (bad or missing
+  key, no such model or endpoint, no credit): the run stops before sending more.
+- :class:`LLMCallFailed` — one question's call failed (its prompt was rejected, or every
+  retry of a transient fault failed): a :class:`lokg.errors.QuestionFailed`, so the run
+  records the question as failed and goes on; a rerun asks it again.
+
+Messages never contain the API key (the client redacts them).
+"""
 
 from __future__ import annotations
+
+from lokg.errors import QuestionFailed
 
 
 class LLMError(Exception):
@@ -12,12 +23,16 @@ class MissingAPIKeyError(LLMError):
 
 
 class LLMFatalError(LLMError):
-    """A non-retryable API answer (bad request, authentication, unknown model): stops the run,
-    since every later question would fail the same way."""
+    """A run-fatal API answer (authentication, permission, unknown model or endpoint, no
+    credit): stops the run, since every later question would fail the same way."""
 
 
-class LLMCallFailed(LLMError):
-    """One call still failed after every retry; the runner records the question as failed.
+class LLMCallFailed(LLMError, QuestionFailed):
+    """One call failed for good; the runner records the question as failed.
+
+    Raised after every retry of a transient fault (timeout, reset, 408/409/429/5xx,
+    malformed 200 body) or at once when the server rejects this question's request
+    (400/413/422: prompt too long, content filter, ...).
 
     Attributes:
         attempts: HTTP attempts made.
@@ -25,9 +40,11 @@ class LLMCallFailed(LLMError):
     """
 
     def __init__(self, reason: str, attempts: int) -> None:
-        super().__init__(f"LLM call failed after {attempts} attempt(s): {reason}")
-        self.reason = reason
-        self.attempts = attempts
+        super().__init__(reason, attempts)  # QuestionFailed sets reason and attempts
+        self.args = (f"LLM call failed after {attempts} attempt(s): {reason}",)
+
+    def __reduce__(self):
+        return type(self), (self.reason, self.attempts)
 
 
 class LocalServerError(LLMError):

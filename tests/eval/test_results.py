@@ -1,4 +1,5 @@
-"""Resumable JSONL results: skip finished ids, never duplicate, drop a torn last line."""
+"""Resumable JSONL results: skip answered ids, supersede failed ones, never duplicate an
+answer, drop a torn last line."""
 
 from __future__ import annotations
 
@@ -32,15 +33,50 @@ def test_roundtrip_and_resume_keeps_records(tmp_path):
     )
 
 
-def test_writing_an_id_twice_is_refused_even_after_restart(tmp_path):
+def test_writing_an_answered_id_again_is_refused_even_after_restart(tmp_path):
     path = tmp_path / "r.jsonl"
     with ResultsWriter(path) as w:
         w.write(rec("a"))
-        with pytest.raises(ValueError, match="'a' is already recorded"):
+        with pytest.raises(ValueError, match="'a' is already answered"):
             w.write(rec("a"))
-    with ResultsWriter(path) as w, pytest.raises(ValueError, match="already recorded"):
+        with pytest.raises(ValueError, match="'a' is already answered"):
+            w.write(rec("a", pred=(), status="failed", error="HTTP 500"))
+    with ResultsWriter(path) as w, pytest.raises(ValueError, match="already answered"):
         w.write(rec("a"))
     assert path.read_text().count("\n") == 1
+
+
+def test_a_failed_record_is_superseded_by_a_later_one(tmp_path):
+    path = tmp_path / "r.jsonl"
+    failed = rec("a", pred=(), status="failed", error="HTTP 503")
+    with ResultsWriter(path) as w:
+        w.write(failed)
+        w.write(rec("b"))
+        assert w.done_ids == {"b"} and w.failed_ids == {"a"} and "a" in w
+    with ResultsWriter(path) as w:  # a rerun: fails again, then answers it
+        assert w.failed_ids == {"a"}
+        w.write(rec("a", pred=(), status="failed", error="HTTP 500"))
+        w.write(rec("a"))
+        assert w.records["a"] == rec("a") and w.done_ids == {"a", "b"} and not w.failed_ids
+    lines = path.read_text().splitlines()
+    assert len(lines) == 4  # append-only: every attempt stays in the file
+    found = read_results(path)
+    assert list(found.records) == ["a", "b"] and found.superseded == 2
+    assert found.records["a"] == rec("a") and found.answered_ids == {"a", "b"}
+    assert not found.failed_ids
+
+
+def test_last_record_wins_and_the_view_is_ordered_by_first_appearance(tmp_path):
+    path = tmp_path / "r.jsonl"
+    lines = [
+        rec("x", pred=(), status="failed", error="e1"),
+        rec("y"),
+        rec("x", pred=(), status="failed", error="e2"),
+    ]
+    path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in lines))
+    found = read_results(path)
+    assert list(found.records) == ["x", "y"] and found.records["x"].error == "e2"
+    assert found.failed_ids == {"x"} and found.answered_ids == {"y"}
 
 
 def test_torn_last_line_is_reported_dropped_and_truncated(tmp_path, caplog):
@@ -74,11 +110,12 @@ def test_corrupt_middle_line_is_an_error_naming_file_and_line(tmp_path):
         read_results(path)
 
 
-def test_duplicate_id_in_file_is_an_error(tmp_path):
+@pytest.mark.parametrize("later_status", ["ok", "failed"])
+def test_any_record_after_an_answer_is_an_error(tmp_path, later_status):
     path = tmp_path / "r.jsonl"
-    line = json.dumps(rec("a").to_json()) + "\n"
-    path.write_text(line + line)
-    with pytest.raises(ValueError, match=r":2: question id 'a' appears twice"):
+    later = rec("a", pred=() if later_status == "failed" else ("Paris",), status=later_status)
+    path.write_text(json.dumps(rec("a").to_json()) + "\n" + json.dumps(later.to_json()) + "\n")
+    with pytest.raises(ValueError, match=r":2: question id 'a' appears again after it was answ"):
         read_results(path)
 
 

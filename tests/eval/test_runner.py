@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
 
+from lokg.errors import QuestionFailed
 from lokg.eval import QuestionResult, ResultsWriter, read_results, run_questions
-from lokg.llm import LLMCallFailed
+from lokg.llm import LLMCallFailed, LLMFatalError
 from lokg.typing import Question
 
 QS = [
@@ -39,6 +42,98 @@ def test_failed_question_is_recorded_and_the_run_goes_on(tmp_path):
     bad = read_results(tmp_path / "r.jsonl").records["q2"]
     assert bad.status == "failed" and bad.attempts == 5 and "HTTP 500" in bad.error
     assert bad.reader == "llm:x" and bad.predictions == [] and bad.gold == ["a2"]
+
+
+class BudgetBroken(QuestionFailed):
+    """Stands in for a pipeline-side QuestionFailed subclass."""
+
+
+def test_any_question_failed_is_recorded_not_only_llm_ones(tmp_path):
+    def answer(q):
+        if q.id == "q1":
+            raise BudgetBroken("evidence has 27 tokens > budget 26")
+        return answer_ok(q)
+
+    with ResultsWriter(tmp_path / "r.jsonl") as w:
+        stats = run_questions(QS, answer, w, progress=False)
+    assert stats.failed == 1
+    bad = read_results(tmp_path / "r.jsonl").records["q1"]
+    assert bad.status == "failed" and bad.error == "evidence has 27 tokens > budget 26"
+    assert bad.attempts == 0
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_rerun_asks_failed_questions_again_and_never_an_answered_one(tmp_path, caplog, concurrency):
+    asked: list[str] = []
+    broken = {"q1", "q4"}
+
+    def flaky(q):
+        asked.append(q.id)
+        if q.id in broken:
+            raise LLMCallFailed("HTTP 503: InternalServerError", attempts=2)
+        return answer_ok(q)
+
+    path = tmp_path / "r.jsonl"
+    with ResultsWriter(path) as w:
+        first = run_questions(QS, flaky, w, progress=False, concurrency=concurrency)
+    assert (first.answered, first.failed, first.retried) == (6, 2, 0)
+    asked.clear()
+    broken.clear()  # the server is healthy again
+    with caplog.at_level(logging.INFO, "lokg.eval.runner"), ResultsWriter(path) as w:
+        second = run_questions(QS, flaky, w, progress=False, concurrency=concurrency)
+    assert "resuming: 4 answered, 2 failed earlier and retried now" in caplog.text
+    assert sorted(asked) == ["q1", "q4"]  # only the failed ones, each once
+    assert (second.skipped, second.answered, second.failed, second.retried) == (4, 2, 0, 2)
+    final = read_results(path)
+    assert sorted(final.records) == [q.id for q in QS] and not final.failed_ids
+    assert final.superseded == 2
+
+
+def test_retry_failed_false_keeps_the_failures(tmp_path, caplog):
+    def fail_q0(q):
+        if q.id == "q0":
+            raise LLMCallFailed("HTTP 500", attempts=1)
+        return answer_ok(q)
+
+    path = tmp_path / "r.jsonl"
+    with ResultsWriter(path) as w:
+        run_questions(QS, fail_q0, w, progress=False)
+    asked: list[str] = []
+    with caplog.at_level(logging.INFO, "lokg.eval.runner"), ResultsWriter(path) as w:
+        stats = run_questions(
+            QS, lambda q: asked.append(q.id) or answer_ok(q), w, progress=False, retry_failed=False
+        )
+    assert asked == [] and (stats.skipped, stats.answered) == (6, 0)
+    assert "1 failed earlier and kept (retry_failed=false)" in caplog.text
+    assert read_results(path).failed_ids == {"q0"}
+
+
+def test_fatal_error_with_threads_starts_no_more_questions_and_keeps_those_in_flight(tmp_path):
+    qs = [
+        Question(id=f"q{i}", text=f"question {i}?", answers=(f"a{i}",), topic_entities=())
+        for i in range(20)
+    ]
+    started: list[str] = []
+    lock = threading.Lock()
+    q1_started = threading.Event()
+
+    def answer(q):
+        with lock:
+            started.append(q.id)
+        if q.id == "q1":
+            q1_started.set()
+            time.sleep(0.2)  # in flight when q0 stops the run
+            return answer_ok(q)
+        if q.id == "q0":
+            q1_started.wait(5)
+            raise LLMFatalError("llm=x: HTTP 401 (bad key)")
+        time.sleep(5)  # never reached: q0 and q1 occupy both threads, then the run stops
+        return answer_ok(q)
+
+    with ResultsWriter(tmp_path / "r.jsonl") as w, pytest.raises(LLMFatalError):
+        run_questions(qs, answer, w, progress=False, concurrency=2)
+    assert sorted(started) == ["q0", "q1"]  # no question started after the fatal error
+    assert list(read_results(tmp_path / "r.jsonl").records) == ["q1"]  # in flight: recorded
 
 
 def test_other_errors_stop_the_run_and_keep_what_was_written(tmp_path):
