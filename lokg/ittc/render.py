@@ -3,10 +3,17 @@
 A rendered triple is one line: its three components in the encoding order of Eq. (8), joined
 by a separator, ending in ``"\\n"``.  The context sent to the LLM is the concatenation of the
 lines, so a line's cost ``c(t, k)`` of Eq. (9) is the token count of the line *with* its
-newline.  Components never contain a newline (whitespace runs are collapsed), so with
-cl100k_base the tokens of the concatenation are exactly the tokens of the lines (no BPE piece
-crosses a ``"\\n"`` that is followed by a non-space character); the encoder checks the total
-anyway.
+newline.  Components never contain a line break, so with cl100k_base the tokens of the
+concatenation are exactly the tokens of the lines (no BPE piece crosses a ``"\\n"`` that is
+followed by a non-space character); the encoder checks the total anyway.
+
+One fact is always exactly one line, whatever the labels hold (:func:`one_line`): in names,
+types, descriptions and aliases whitespace runs (line breaks, U+2028/U+2029 included) collapse
+to one space; then in every component a remaining line break or control character is written
+as an escape (``\\n``, ``\\r``, ``\\t``, ``\\x1b``, ``\\u2028`` — raw labels such as the verbose
+``id:`` keep their line breaks this way, visibly), and the separator's text is preceded by a
+backslash (``AC\\|DC`` for ``" | "``), so ``line.split(separator)`` always gives the three
+components.  Ordinary labels render unchanged.
 
 Granularities (paper: compact = key identifiers / core name; balanced = name, type, main
 description; verbose = everything, aliases and extra attributes included):
@@ -42,7 +49,7 @@ import numpy as np
 
 from lokg.kg.graph import KnowledgeGraph
 
-__all__ = ["GRANULARITIES", "TripleRenderer", "relation_segments"]
+__all__ = ["GRANULARITIES", "TripleRenderer", "one_line", "relation_segments"]
 
 #: The K = 3 granularities, k = 0, 1, 2 in the arrays of :mod:`lokg.ittc.mckp`.
 GRANULARITIES = ("compact", "balanced", "verbose")
@@ -51,9 +58,31 @@ _WS = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
+#: control characters (category Cc) and the line/paragraph separators: everything
+#: ``str.splitlines`` breaks on is among them
+_TO_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _clean(text: str) -> str:
     """One line, single spaces, no leading/trailing whitespace."""
     return _WS.sub(" ", text).strip()
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[ch]
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
+def one_line(text: str, separator: str = " | ") -> str:
+    """``text`` as one component of a rendered line: line breaks and control characters
+    escaped (``"a\\nb"`` -> ``"a\\\\nb"``), and the separator's text (``|`` of ``" | "``) preceded
+    by a backslash, so the component holds neither a line break nor the separator."""
+    out = _TO_ESCAPE.sub(_escape, text)
+    core = separator.strip()
+    return out.replace(core, "\\" + core) if core else out
 
 
 def _humanise(text: str) -> str:
@@ -76,8 +105,18 @@ class TripleRenderer:
     """
 
     def __init__(self, separator: str = " | ", max_aliases: int = 3):
-        if "\n" in separator or "\r" in separator or not separator:
-            raise ValueError(f"separator must be a non-empty one-line string, got {separator!r}")
+        core = separator.strip()
+        if (
+            not separator
+            or _TO_ESCAPE.search(separator.replace("\t", ""))
+            or (core and not separator[0].isspace())
+            or (not core and set(separator) != {"\t"})
+        ):
+            raise ValueError(
+                f"separator must be a non-empty one-line string, got {separator!r}; expected "
+                "text with whitespace before it (' | ', ' ; ', ' -> ') or tabs, so that a "
+                "label holding it can be escaped"
+            )
         if max_aliases < 0:
             raise ValueError(f"max_aliases must be >= 0, got {max_aliases}")
         self.separator = separator
@@ -114,7 +153,10 @@ class TripleRenderer:
         return self.derived_types(kg)[e]
 
     def entity_text(self, kg: KnowledgeGraph, e: int, granularity: str) -> str:
-        """The entity ``e`` at ``granularity`` (one of :data:`GRANULARITIES`)."""
+        """The entity ``e`` at ``granularity`` (one of :data:`GRANULARITIES`), one line."""
+        return one_line(self._entity_text(kg, e, granularity), self.separator)
+
+    def _entity_text(self, kg: KnowledgeGraph, e: int, granularity: str) -> str:
         name = _clean(kg.entity_name(e)) or kg.entities.label(e)
         if granularity == "compact":
             return name
@@ -156,12 +198,14 @@ class TripleRenderer:
         """The relation ``r`` at ``granularity``: last, last two, or all label segments."""
         segs = relation_segments(kg.relations.label(r))
         if granularity == "compact":
-            return segs[-1]
-        if granularity == "balanced":
-            return " ".join(segs[-2:])
-        if granularity == "verbose":
-            return " ".join(segs)
-        raise ValueError(f"granularity {granularity!r} is not one of {list(GRANULARITIES)}")
+            text = segs[-1]
+        elif granularity == "balanced":
+            text = " ".join(segs[-2:])
+        elif granularity == "verbose":
+            text = " ".join(segs)
+        else:
+            raise ValueError(f"granularity {granularity!r} is not one of {list(GRANULARITIES)}")
+        return one_line(text, self.separator)
 
     # ------------------------------------------------------------------ lines
     def line(self, kg: KnowledgeGraph, triple: Sequence[int], order: str, granularity: str) -> str:
@@ -188,7 +232,7 @@ class TripleRenderer:
             " ".join(relation_segments(kg.relations.label(r))),
             _clean(kg.entity_name(o)) or kg.entities.label(o),
         )
-        return self.separator.join(parts) + "\n"
+        return self.separator.join(one_line(p, self.separator) for p in parts) + "\n"
 
     def naive_lines(self, kg: KnowledgeGraph, triples: np.ndarray) -> list[str]:
         return [self.naive_line(kg, t) for t in triples]
