@@ -1,14 +1,22 @@
 """Readers and writers for KG and question files, with errors that name file and line.
 
-Every reader either returns complete data or raises :class:`DataFormatError` with a
-one-line message ``<file>:<line>: <what was wrong>; expected <what>``.  Nothing is dropped
-silently: what a reader skips on purpose (blank lines, comments, a header, exact duplicate
-triples) is counted in a :class:`ReadReport`.
+Every reader either returns complete data or raises :class:`DataFormatError` (an
+:class:`~lokg.errors.InputError`) with a one-line message ``<file>:<line>: <what was wrong>;
+expected <what>``; a path that is empty, missing or a directory is an ``InputError`` too
+(:func:`check_input_file`).  Nothing is dropped silently: what a reader skips on purpose
+(blank lines, comments where the format or the caller says there are comments, a header,
+exact duplicate triples, extra ``rdfs:label`` literals) is counted by reason in a
+:class:`ReadReport`, whose one-line summary the dataset statistics print.
 
 Supported inputs:
 
 - triples as TSV or CSV, with or without a header row (``head,relation,tail`` and the usual
-  synonyms), or N-Triples (``.nt``); ``rdfs:label`` literals become entity names;
+  synonyms), or N-Triples (``.nt``); ``rdfs:label`` literals become entity names.  TSV and CSV
+  have no comments: a row whose head starts with ``#`` is data unless ``comment_prefix`` says
+  otherwise; N-Triples has ``#`` comments by its grammar.  N-Triples IRIs are checked (non-empty,
+  no spaces, control characters or ``<>"{}|^`\\``) and escapes are decoded strictly
+  (``\\uXXXX``/``\\UXXXXXXXX`` must name a Unicode scalar value; a surrogate pair written as two
+  ``\\u`` escapes is joined);
 - questions as JSONL with keys ``id``, ``question``, ``answers``, ``topic_entities`` and an
   optional ``gold_path`` (list of ``[head, relation, tail]``);
 - PathQuestion's own text format (``question \\t answer(a1/a2/) \\t s#r1#e1#r2#a[#<end>#a]``).
@@ -21,16 +29,20 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterator
+import string
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lokg.errors import InputError
 from lokg.kg.graph import EntityAttributes, KnowledgeGraph
 from lokg.typing import LabeledTriple, Question
 
 __all__ = [
     "DataFormatError",
     "ReadReport",
+    "check_input_file",
     "read_kg",
     "read_pathquestion",
     "read_questions",
@@ -49,15 +61,41 @@ _HEADER_WORDS = {
     ("source", "relation", "target"),
 }
 TRIPLE_FORMATS = ("auto", "tsv", "csv", "nt")
+HEADER_MODES = ("auto", "present", "none")
 
 
-class DataFormatError(ValueError):
+class DataFormatError(InputError):
     """A data file is malformed; the message names the file and line."""
+
+
+def _show(text: object) -> str:
+    """``text`` as it may appear inside a one-line message (controls and line breaks escaped)."""
+    s = str(text)
+    return s if s.isprintable() else repr(s)
+
+
+def _where(path: str | os.PathLike, lineno: int | None = None) -> str:
+    return _show(path) if lineno is None else f"{_show(path)}:{lineno}"
 
 
 @dataclass
 class ReadReport:
-    """What a reader consumed and what it skipped on purpose (nothing is dropped silently)."""
+    """What a reader consumed and what it skipped on purpose (nothing is dropped silently).
+
+    Attributes:
+        path: the file read.
+        lines: lines read.
+        records: records read (triples before exact duplicates are removed, ``rdfs:label``
+            statements, questions).
+        blank: blank lines skipped.
+        comments: comment lines skipped (only where the format has comments or a
+            ``comment_prefix`` was given; see :attr:`comment_prefix`).
+        header: whether a header row was skipped.
+        duplicates: exact duplicate triples kept once.
+        skipped: other skipped items, reason -> count.
+        notes: other facts worth a line (e.g. questions whose topic entity is not in the KG).
+        comment_prefix: what marked a comment line (``None``: no comments).
+    """
 
     path: str
     lines: int = 0
@@ -66,60 +104,109 @@ class ReadReport:
     comments: int = 0
     header: bool = False
     duplicates: int = 0
+    skipped: Counter = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
+    comment_prefix: str | None = None
 
     def summary(self) -> str:
+        """One line: records kept, then every skipped kind with its count."""
         parts = [f"{self.records} records from {self.lines} lines"]
         if self.header:
             parts.append("header skipped")
         if self.blank:
-            parts.append(f"{self.blank} blank")
+            parts.append(f"{self.blank} blank lines skipped")
         if self.comments:
-            parts.append(f"{self.comments} comments")
+            parts.append(f"{self.comments} comment lines ({self.comment_prefix!r}) skipped")
         if self.duplicates:
             parts.append(f"{self.duplicates} exact duplicates kept once")
-        return f"{self.path}: " + ", ".join(parts + self.notes)
+        parts += [f"{n} {reason}" for reason, n in sorted(self.skipped.items())]
+        return f"{_show(self.path)}: " + ", ".join(parts + [_show(n) for n in self.notes])
+
+
+# --------------------------------------------------------------------------- paths
+def check_input_file(path: str | os.PathLike | None, key: str | None = None) -> Path:
+    """``path`` as a :class:`~pathlib.Path` to an existing regular file (``~`` expanded).
+
+    Raises :class:`~lokg.errors.InputError` naming the path (and ``key``, the config key it
+    came from, when given): ``<key> is empty``, ``<path>: no such file``, ``<path>: is a
+    directory, expected a file``, ``<path>: not a regular file``.
+    """
+    of = f" ({key})" if key else ""
+    if path is None or str(path).strip() == "":
+        raise InputError(f"{key or 'input path'} is empty; expected the path of a file")
+    text = os.path.expanduser(str(path))
+    if "\x00" in text:
+        raise InputError(f"{_show(text)}: path contains a NUL character{of}")
+    p = Path(text)
+    try:
+        if p.is_dir():
+            raise InputError(f"{_show(p)}: is a directory, expected a file{of}")
+        if not p.exists():
+            broken = " (a broken symbolic link)" if p.is_symlink() else ""
+            raise InputError(f"{_show(p)}: no such file{broken}{of}")
+        if not p.is_file():
+            raise InputError(f"{_show(p)}: not a regular file, expected a file{of}")
+    except OSError as err:  # e.g. a name too long, a parent that is a file
+        raise InputError(f"{_show(p)}: cannot access ({err.strerror}){of}") from None
+    return p
 
 
 def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` with the newline stripped; errors name file and line."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    with open(path, "rb") as fh:
+    path = check_input_file(path)
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed below; open errors get their own message
+    except OSError as err:
+        raise InputError(f"{_show(path)}: cannot read ({err.strerror})") from None
+    with fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as err:
                 raise DataFormatError(
-                    f"{path}:{lineno}: not valid UTF-8 (byte 0x{raw[err.start]:02x} at column "
-                    f"{err.start + 1}); expected a UTF-8 text file"
+                    f"{_where(path, lineno)}: not valid UTF-8 (byte 0x{raw[err.start]:02x} at "
+                    f"column {err.start + 1}); expected a UTF-8 text file"
                 ) from None
             if lineno == 1 and text.startswith("\ufeff"):
                 text = text[1:]
             yield lineno, text.rstrip("\r\n")
 
 
-def _data_lines(path: Path, report: ReadReport) -> Iterator[tuple[int, str]]:
-    """Non-blank, non-comment (``#``) lines of a triples file; the skipped ones are counted."""
+def _data_lines(
+    path: Path, report: ReadReport, comment_prefix: str | None
+) -> Iterator[tuple[int, str]]:
+    """Non-blank, non-comment lines of a triples file; the skipped ones are counted.
+
+    ``comment_prefix=None``: no line is a comment (a row whose head starts with ``#`` is data).
+    """
+    report.comment_prefix = comment_prefix
     for lineno, text in _lines(path):
         report.lines = lineno
         if not text.strip():
             report.blank += 1
-        elif text.lstrip().startswith("#"):
+        elif comment_prefix is not None and text.lstrip().startswith(comment_prefix):
             report.comments += 1
         else:
             yield lineno, text
 
 
-def _empty_error(path: str | os.PathLike, what: str) -> DataFormatError:
-    return DataFormatError(f"{path}:1: file has no {what}; expected at least one")
+def _empty_error(path: str | os.PathLike, what: str, report: ReadReport) -> DataFormatError:
+    seen = [f"{report.lines} lines"]
+    if report.blank:
+        seen.append(f"{report.blank} blank")
+    if report.comments:
+        seen.append(f"{report.comments} comments ({report.comment_prefix!r})")
+    if report.header:
+        seen.append("a header")
+    return DataFormatError(
+        f"{_where(path, 1)}: file has no {what} ({', '.join(seen)}); expected at least one"
+    )
 
 
 # --------------------------------------------------------------------------- triples
 def _detect_format(path: Path, fmt: str) -> str:
     if fmt not in TRIPLE_FORMATS:
-        raise ValueError(f"unknown triple format {fmt!r}; expected one of {TRIPLE_FORMATS}")
+        raise InputError(f"unknown triple format {fmt!r}; expected one of {TRIPLE_FORMATS}")
     if fmt != "auto":
         return fmt
     suffix = path.suffix.lower()
@@ -130,74 +217,157 @@ def _is_header(fields: list[str]) -> bool:
     return tuple(f.strip().lower() for f in fields) in _HEADER_WORDS
 
 
-def _delimited(path: Path, fmt: str, header: str, report: ReadReport) -> Iterator[LabeledTriple]:
+def _delimited(
+    path: Path, fmt: str, header: str, comment_prefix: str | None, report: ReadReport
+) -> Iterator[LabeledTriple]:
     sep = "\t" if fmt == "tsv" else ","
     name = "tab" if fmt == "tsv" else "comma"
-    for lineno, text in _data_lines(path, report):
+    for lineno, text in _data_lines(path, report, comment_prefix):
         fields = next(csv.reader(io.StringIO(text))) if fmt == "csv" else text.split(sep)
         first_row = report.records == 0 and not report.header
         if first_row and (header == "present" or (header == "auto" and _is_header(fields))):
             report.header = True
             continue
         if len(fields) != 3:
+            hint = ""
+            if comment_prefix is None and text.lstrip().startswith("#"):
+                hint = (
+                    f" ({fmt.upper()} has no comments: set the reader's comment_prefix to '#' "
+                    "(data.source.kg_comment_prefix) if this line is one)"
+                )
             raise DataFormatError(
-                f"{path}:{lineno}: {len(fields)} {name}-separated columns; expected 3 "
-                "(head, relation, tail)"
+                f"{_where(path, lineno)}: {len(fields)} {name}-separated columns; expected 3 "
+                f"(head, relation, tail){hint}"
             )
         h, r, t = (f.strip() for f in fields)
         if not (h and r and t):
             raise DataFormatError(
-                f"{path}:{lineno}: empty {('head', 'relation', 'tail')[[h, r, t].index('')]}; "
+                f"{_where(path, lineno)}: empty "
+                f"{('head', 'relation', 'tail')[[h, r, t].index('')]}; "
                 "expected three non-empty columns"
             )
         report.records += 1
         yield h, r, t
 
 
-_NT_TERM = r'(<[^>]*>|_:[A-Za-z0-9_.\-]+|"(?:[^"\\]|\\.)*"(?:@[A-Za-z\-]+|\^\^<[^>]*>)?)'
+_NT_TERM = r'(<[^>]*>|_:[\w.\-]+|"(?:[^"\\]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>]*>)?)'
 _NT_LINE = re.compile(rf"^\s*{_NT_TERM}\s+{_NT_TERM}\s+{_NT_TERM}\s*\.\s*(#.*)?$")
-_NT_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", '"': '"', "\\": "\\", "'": "'", "b": "\b"}
+_NT_ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_NT_ESCAPES_EXPECTED = r"\t \b \n \r \f \" \' \\ \uXXXX or \UXXXXXXXX"
+#: characters an IRI may not contain (RDF 1.1 N-Triples IRIREF), besides controls and space
+_IRI_FORBIDDEN = set('<>"{}|^`\\')
+_LOW_SURROGATE = re.compile(r"\\u([dD][c-fC-F][0-9a-fA-F]{2})")
 
 
-def _nt_value(term: str) -> tuple[str, bool]:
+def _nt_unescape(body: str, where: str, what: str, echar: bool) -> str:
+    """Decode the escapes of an N-Triples literal (``echar``) or IRI (``\\u``/``\\U`` only)."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        c = body[i]
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        e = body[i + 1] if i + 1 < n else ""
+        if e in ("u", "U"):
+            width = 4 if e == "u" else 8
+            digits = body[i + 2 : i + 2 + width]
+            shown = _show(body[i : i + 2 + width])
+            if len(digits) != width or any(d not in string.hexdigits for d in digits):
+                raise DataFormatError(
+                    f"{where}: bad escape {shown} in {what}; expected \\{e} followed by "
+                    f"{width} hex digits"
+                )
+            cp = int(digits, 16)
+            i += 2 + width
+            if 0xD800 <= cp <= 0xDBFF and (m := _LOW_SURROGATE.match(body, i)):
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (int(m.group(1), 16) - 0xDC00)
+                i = m.end()
+            elif 0xD800 <= cp <= 0xDFFF:
+                raise DataFormatError(
+                    f"{where}: escape {shown} in {what} is a lone surrogate; expected a Unicode "
+                    "scalar value (or a surrogate pair written as two \\u escapes)"
+                )
+            elif cp > 0x10FFFF:
+                raise DataFormatError(
+                    f"{where}: escape {shown} in {what} is beyond U+10FFFF; expected a Unicode "
+                    "code point"
+                )
+            out.append(chr(cp))
+        elif echar and e in _NT_ECHAR:
+            out.append(_NT_ECHAR[e])
+            i += 2
+        else:
+            allowed = _NT_ESCAPES_EXPECTED if echar else r"\uXXXX or \UXXXXXXXX"
+            raise DataFormatError(
+                f"{where}: bad escape {_show(body[i : i + 2])} in {what}; expected {allowed}"
+            )
+    return "".join(out)
+
+
+def _nt_iri(term: str, where: str) -> str:
+    """The IRI of ``<...>``, validated: non-empty, no spaces, controls or ``<>"{}|^`\\``."""
+    body = term[1:-1]
+    if not body:
+        raise DataFormatError(
+            f"{where}: empty IRI <>; expected an IRI such as <http://example.org/a>"
+        )
+    iri = _nt_unescape(body, where, f"IRI <{_show(body)[:80]}>", echar=False)
+    bad = next(
+        (c for c in iri if ord(c) <= 0x20 or 0x7F <= ord(c) <= 0x9F or c in _IRI_FORBIDDEN), None
+    )
+    if bad is not None:
+        kind = "a space" if bad == " " else repr(bad)
+        raise DataFormatError(
+            f"{where}: IRI <{_show(body)[:80]}> contains {kind}; expected an IRI without spaces, "
+            'control characters or any of <>"{}|^`\\'
+        )
+    return iri
+
+
+def _nt_value(term: str, where: str) -> tuple[str, bool]:
     """Label of an N-Triples term and whether it is a literal."""
     if term.startswith("<"):
-        return term[1:-1], False
+        return _nt_iri(term, where), False
     if term.startswith("_:"):
         return term, False
-    body = term[1 : term.rindex('"')]
-
-    def unescape(m: re.Match[str]) -> str:
-        esc = m.group(1)
-        if esc[0] in "uU":
-            return chr(int(esc[1:], 16))
-        return _NT_ESCAPES.get(esc, esc)
-
-    return re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", unescape, body), True
+    close = term.rindex('"')
+    datatype = term[close + 1 :]
+    if datatype.startswith("^^"):
+        _nt_iri(datatype[2:], where)
+    return _nt_unescape(term[1:close], where, "literal", echar=True), True
 
 
 def _ntriples(path: Path, report: ReadReport, names: dict[str, str]) -> Iterator[LabeledTriple]:
-    for lineno, text in _data_lines(path, report):
+    for lineno, text in _data_lines(path, report, "#"):
+        where = _where(path, lineno)
         m = _NT_LINE.match(text)
         if m is None:
             raise DataFormatError(
-                f"{path}:{lineno}: not an N-Triples statement; expected "
-                "'<subject> <predicate> <object> .'"
+                f"{where}: not an N-Triples statement; expected '<subject> <predicate> <object> .'"
             )
-        (s, s_lit), (p, p_lit), (o, o_lit) = (_nt_value(m.group(i)) for i in (1, 2, 3))
+        (s, s_lit), (p, p_lit), (o, o_lit) = (_nt_value(m.group(i), where) for i in (1, 2, 3))
         if s_lit or p_lit:
             raise DataFormatError(
-                f"{path}:{lineno}: literal in subject or predicate; expected an IRI or blank node"
+                f"{where}: literal in subject or predicate; expected an IRI or blank node"
             )
+        if m.group(2).startswith("_:"):
+            raise DataFormatError(f"{where}: blank node as predicate; expected an IRI")
         report.records += 1
         if p == RDFS_LABEL and o_lit:
+            if s in names and names[s] != o:
+                report.skipped["further rdfs:label literals ignored (first kept)"] += 1
             names.setdefault(s, o)
             continue
         yield s, p, o
 
 
 def read_triples(
-    path: str | os.PathLike, fmt: str = "auto", header: str = "auto"
+    path: str | os.PathLike,
+    fmt: str = "auto",
+    header: str = "auto",
+    comment_prefix: str | None = None,
 ) -> tuple[list[LabeledTriple], ReadReport, dict[str, str]]:
     """Read labelled triples.
 
@@ -206,18 +376,31 @@ def read_triples(
         fmt: ``auto`` (by suffix), ``tsv``, ``csv`` or ``nt``.
         header: ``auto`` (skip a first row such as ``head,relation,tail``), ``present`` or
             ``none``.
+        comment_prefix: TSV/CSV lines starting with it (after spaces) are comments; ``None``
+            (the default): TSV and CSV have no comments, every non-blank row is data.
+            N-Triples always has ``#`` comments.
 
     Returns:
         the triples in file order with exact duplicates kept once, the read report, and the
         entity names found (``rdfs:label`` literals in N-Triples; empty otherwise).
     """
-    path = Path(path)
-    if header not in ("auto", "present", "none"):
-        raise ValueError(f"unknown header mode {header!r}; expected 'auto', 'present' or 'none'")
+    if header not in HEADER_MODES:
+        raise InputError(f"unknown header mode {header!r}; expected one of {HEADER_MODES}")
+    if comment_prefix is not None and (
+        not isinstance(comment_prefix, str) or not comment_prefix.strip()
+    ):
+        raise InputError(
+            f"comment_prefix={comment_prefix!r}; expected null or a non-blank string such as '#'"
+        )
+    path = check_input_file(path)
     fmt = _detect_format(path, fmt)
     report = ReadReport(str(path))
     names: dict[str, str] = {}
-    rows = _ntriples(path, report, names) if fmt == "nt" else _delimited(path, fmt, header, report)
+    rows = (
+        _ntriples(path, report, names)
+        if fmt == "nt"
+        else _delimited(path, fmt, header, comment_prefix, report)
+    )
     seen: set[LabeledTriple] = set()
     triples: list[LabeledTriple] = []
     for triple in rows:
@@ -227,17 +410,21 @@ def read_triples(
         seen.add(triple)
         triples.append(triple)
     if not triples:
-        raise _empty_error(path, "triples")
+        raise _empty_error(path, "triples", report)
     if names:
         report.notes.append(f"{len(names)} rdfs:label names")
     return triples, report, names
 
 
 def read_kg(
-    path: str | os.PathLike, fmt: str = "auto", header: str = "auto", name: str | None = None
+    path: str | os.PathLike,
+    fmt: str = "auto",
+    header: str = "auto",
+    name: str | None = None,
+    comment_prefix: str | None = None,
 ) -> tuple[KnowledgeGraph, ReadReport]:
     """Read a triples file into a :class:`KnowledgeGraph` (names attached when present)."""
-    triples, report, names = read_triples(path, fmt, header)
+    triples, report, names = read_triples(path, fmt, header, comment_prefix)
     kg = KnowledgeGraph.from_labeled_triples(triples, name=name or Path(path).stem)
     if names:
         kg.attributes = EntityAttributes(names=[names.get(e) for e in kg.entities.labels])
@@ -245,7 +432,14 @@ def read_kg(
 
 
 def write_triples(path: str | os.PathLike, triples: list[LabeledTriple]) -> None:
-    """Write a header-less TSV (labels must not contain tabs or newlines)."""
+    """Write a header-less TSV; a label with a tab or line break is refused (it would not
+    read back as the same triple)."""
+    for triple in triples:
+        for label in triple:
+            if "\t" in label or len(f"x{label}x".splitlines()) != 1:
+                raise ValueError(
+                    f"label {label!r} contains a tab or line break; a TSV row cannot hold it"
+                )
     with open(path, "w", encoding="utf-8") as fh:
         for h, r, t in triples:
             fh.write(f"{h}\t{r}\t{t}\n")
@@ -254,51 +448,103 @@ def write_triples(path: str | os.PathLike, triples: list[LabeledTriple]) -> None
 # --------------------------------------------------------------------------- questions
 def _expect(cond: bool, path: os.PathLike | str, lineno: int, msg: str) -> None:
     if not cond:
-        raise DataFormatError(f"{path}:{lineno}: {msg}")
+        raise DataFormatError(f"{_where(path, lineno)}: {msg}")
 
 
-def _str_list(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+def _check_labels(value: object, key: str, path: os.PathLike | str, lineno: int) -> list[str]:
+    """``value`` as a list of non-blank strings, or an error naming the bad element."""
+    _expect(isinstance(value, list), path, lineno, f"'{key}' is {_kind(value)}; expected a list")
+    for i, item in enumerate(value):  # type: ignore[arg-type]
+        _expect(
+            isinstance(item, str) and item.strip() != "",
+            path,
+            lineno,
+            f"'{key}'[{i}] is {_kind(item)}; expected a non-empty string",
+        )
+    return value  # type: ignore[return-value]
+
+
+def _kind(value: object) -> str:
+    """A short, one-line description of a JSON value for an error message."""
+    if isinstance(value, str):
+        return "an empty string" if not value.strip() else f"the string {value[:40]!r}"
+    if value is None:
+        return "null"
+    return f"{type(value).__name__} {json.dumps(value)[:40]}"
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    keys = [k for k, _ in pairs]
+    dup = next((k for k in keys if keys.count(k) > 1), None)
+    if dup is not None:
+        raise ValueError(f"duplicate key {dup!r}")
+    return dict(pairs)
+
+
+def _json_object(path: os.PathLike | str, lineno: int, text: str) -> dict:
+    try:
+        obj = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as err:
+        raise DataFormatError(
+            f"{_where(path, lineno)}: invalid JSON ({err.msg} at column {err.colno}); "
+            "expected one JSON object per line"
+        ) from None
+    except ValueError as err:  # a duplicate key
+        raise DataFormatError(
+            f"{_where(path, lineno)}: {err}; expected each key once per object"
+        ) from None
+    _expect(isinstance(obj, dict), path, lineno, f"{_kind(obj)}; expected a JSON object")
+    return obj
 
 
 def read_questions(
-    path: str | os.PathLike, kg: KnowledgeGraph | None = None
+    path: str | os.PathLike,
+    kg: KnowledgeGraph | None = None,
+    taken_ids: Mapping[str, str] | None = None,
 ) -> tuple[list[Question], ReadReport]:
     """Read questions JSONL (``id``, ``question``, ``answers``, ``topic_entities``).
 
-    With ``kg`` every topic entity must be in its vocabulary.  Duplicate ids, missing or
-    mistyped keys, invalid JSON and empty files are errors naming the line.
+    Duplicate ids, missing or mistyped keys (an empty or non-string topic entity among them),
+    invalid JSON and empty files are errors naming the line.  A topic entity that is not in
+    ``kg`` is not an input error (the question is answered without evidence); the report
+    counts such questions.
+
+    Args:
+        path: the JSONL file.
+        kg: the graph the questions are asked over (for the count of unknown topic entities).
+        taken_ids: ids already used elsewhere (id -> where, e.g. ``"split 'train'"``); reusing
+            one is an error naming this line.
     """
+    path = check_input_file(path)
     report = ReadReport(str(path))
     questions: list[Question] = []
     first_line: dict[str, int] = {}
+    unknown_topics: list[tuple[int, str]] = []
     for lineno, text in _lines(path):
         report.lines = lineno
         if not text.strip():
             report.blank += 1
             continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(
-                f"{path}:{lineno}: invalid JSON ({err.msg} at column {err.colno}); "
-                "expected one JSON object per line"
-            ) from None
-        _expect(isinstance(obj, dict), path, lineno, "expected a JSON object")
+        obj = _json_object(path, lineno, text)
         missing = [k for k in ("id", "question", "answers", "topic_entities") if k not in obj]
         _expect(not missing, path, lineno, f"missing key(s) {missing}")
         qid = obj["id"]
         _expect(
-            isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid) != "",
+            isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid).strip() != "",
             path,
             lineno,
-            f"'id' is {qid!r}; expected a non-empty string or integer",
+            f"'id' is {_kind(qid)}; expected a non-empty string or integer",
         )
         qid = str(qid)
         if qid in first_line:
             raise DataFormatError(
-                f"{path}:{lineno}: duplicate id {qid!r} (first on line {first_line[qid]}); "
-                "expected unique ids"
+                f"{_where(path, lineno)}: duplicate id {qid!r} (first on line "
+                f"{first_line[qid]}); expected unique ids"
+            )
+        if taken_ids and qid in taken_ids:
+            raise DataFormatError(
+                f"{_where(path, lineno)}: duplicate id {qid!r} (also in "
+                f"{taken_ids[qid]}); expected unique ids"
             )
         first_line[qid] = lineno
         text_q = obj["question"]
@@ -306,48 +552,50 @@ def read_questions(
             isinstance(text_q, str) and text_q.strip() != "",
             path,
             lineno,
-            "'question' must be a non-empty string",
+            f"'question' is {_kind(text_q)}; expected a non-empty string",
         )
+        answers = _check_labels(obj["answers"], "answers", path, lineno)
+        topics = _check_labels(obj["topic_entities"], "topic_entities", path, lineno)
         _expect(
-            _str_list(obj["answers"]), path, lineno, "'answers' must be a list of non-empty strings"
-        )
-        topics = obj["topic_entities"]
-        _expect(
-            _str_list(topics) and len(topics) > 0,
+            len(topics) > 0,
             path,
             lineno,
-            "'topic_entities' must be a non-empty list of non-empty strings",
+            "'topic_entities' is an empty list; expected at least one topic entity",
         )
         if kg is not None:
-            unknown = [t for t in topics if t not in kg.entities]
-            _expect(
-                not unknown,
-                path,
-                lineno,
-                f"unknown topic entit{'y' if len(unknown) == 1 else 'ies'} {unknown} "
-                f"(not in KG {kg.name!r})",
-            )
+            unknown_topics += [(lineno, t) for t in topics if t not in kg.entities]
         gold = obj.get("gold_path", [])
         _expect(
-            isinstance(gold, list) and all(_str_list(t) and len(t) == 3 for t in gold),
+            isinstance(gold, list)
+            and all(
+                isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) and x for x in t)
+                for t in gold
+            ),
             path,
             lineno,
             "'gold_path' must be a list of [head, relation, tail] string triples",
         )
-        if not obj["answers"]:
+        if not answers:
             report.notes.append(f"line {lineno}: question {qid!r} has no gold answer")
         questions.append(
             Question(
                 id=qid,
                 text=text_q.strip(),
-                answers=tuple(obj["answers"]),
+                answers=tuple(answers),
                 topic_entities=tuple(topics),
                 gold_path=tuple(tuple(t) for t in gold),
             )
         )
         report.records += 1
     if not questions:
-        raise _empty_error(path, "questions")
+        raise _empty_error(path, "questions", report)
+    if unknown_topics:
+        lineno, label = unknown_topics[0]
+        n = len({line for line, _ in unknown_topics})
+        report.notes.append(
+            f"{n} question(s) with a topic entity not in the KG, no evidence for it "
+            f"(first: line {lineno}, {label!r})"
+        )
     return questions, report
 
 
@@ -385,6 +633,7 @@ def read_pathquestion(
     entity is the path's first element; the gold path is the chain of triples up to
     ``<end>``.  Ids are ``<prefix>-<line number>`` (stable: results are keyed by them).
     """
+    path = check_input_file(path)
     report = ReadReport(str(path))
     questions: list[Question] = []
     for lineno, text in _lines(path):
@@ -400,7 +649,7 @@ def read_pathquestion(
             f"{len(fields)} tab-separated columns; expected 3 (question, answers, path)",
         )
         question, answer_field, path_field = (f.strip() for f in fields)
-        _expect(question != "", path, lineno, "empty question")
+        _expect(question != "", path, lineno, "empty question; expected the question text")
         answers = _split_answer_field(answer_field)
         _expect(
             answers is not None,
@@ -412,7 +661,7 @@ def read_pathquestion(
         if "<end>" in elems:
             elems = elems[: elems.index("<end>")]
         _expect(
-            len(elems) >= 3 and len(elems) % 2 == 1 and all(elems),
+            len(elems) >= 3 and len(elems) % 2 == 1 and all(e.strip() for e in elems),
             path,
             lineno,
             f"path {path_field[:60]!r}; expected 'subject#rel#entity[#rel#entity...]'",
@@ -422,8 +671,8 @@ def read_pathquestion(
             missing = [t for t in gold if t[0] not in kg.entities or t[2] not in kg.entities]
             if missing:
                 raise DataFormatError(
-                    f"{path}:{lineno}: gold path triple {missing[0]} has an entity that is not "
-                    "in the KG; expected every gold path entity in the KB"
+                    f"{_where(path, lineno)}: gold path triple {missing[0]} has an entity that "
+                    "is not in the KG; expected every gold path entity in the KB"
                 )
         questions.append(
             Question(
@@ -436,5 +685,5 @@ def read_pathquestion(
         )
         report.records += 1
     if not questions:
-        raise _empty_error(path, "questions")
+        raise _empty_error(path, "questions", report)
     return questions, report
