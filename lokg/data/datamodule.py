@@ -26,8 +26,9 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader
 
-from lokg.data.sources import DatasetSource
-from lokg.data.splits import GROUP_BY, SPLITS, split_questions
+from lokg.data.sources import DatasetSource, RawDataset
+from lokg.data.splits import SPLITS, check_split_settings, split_questions
+from lokg.errors import InputError
 from lokg.kg.atomic import atomic_directory
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.kg.io import read_questions, write_questions
@@ -70,19 +71,24 @@ class KGQADataModule(pl.LightningDataModule):
     ):
         super().__init__()
         if items not in ITEMS:
-            raise ValueError(f"data.items={items!r}; expected one of {ITEMS}")
-        if split_group_by not in GROUP_BY:
-            raise ValueError(f"data.split_group_by={split_group_by!r}; expected one of {GROUP_BY}")
-        if not 0.0 <= triple_val_fraction < 1.0:
-            raise ValueError(
-                f"data.triple_val_fraction={triple_val_fraction}; expected a number in [0, 1)"
+            raise InputError(f"data.items={items!r}; expected one of {ITEMS}")
+        ratios = check_split_settings(split_ratios, split_group_by)
+        if (
+            isinstance(triple_val_fraction, bool)
+            or not isinstance(triple_val_fraction, (int, float))
+            or not 0.0 <= triple_val_fraction < 1.0
+        ):
+            raise InputError(
+                f"data.triple_val_fraction={triple_val_fraction!r}; expected a number in [0, 1)"
             )
-        if batch_size <= 0:
-            raise ValueError(f"data.batch_size={batch_size}; expected a positive integer")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise InputError(f"data.batch_size={batch_size!r}; expected a positive integer")
+        if isinstance(split_seed, bool) or not isinstance(split_seed, int):
+            raise InputError(f"data.split_seed={split_seed!r}; expected an integer")
         self.source = source
         self.artifacts_root = Path(artifacts_dir)
         self.items = items
-        self.split_ratios = tuple(float(r) for r in split_ratios)
+        self.split_ratios = ratios
         self.split_seed = int(split_seed)
         self.split_group_by = split_group_by
         self.triple_val_fraction = float(triple_val_fraction)
@@ -120,24 +126,36 @@ class KGQADataModule(pl.LightningDataModule):
         return self.artifacts_root / "data" / f"{self.name}-{self.fingerprint()}"
 
     def prepare_data(self) -> None:
-        """Read the source and write the prepared artifacts, once (atomically)."""
+        """Read the source and write the prepared artifacts, once (atomically).
+
+        Everything that can be wrong with the input (the files, the split) is checked before
+        anything is written, and the directory appears only when complete: a failed
+        preparation leaves no ``<artifacts_dir>/data/<name>-<fingerprint>`` behind.
+        """
         target = self.artifact_dir
         if (target / "stats.json").is_file():
             return
         raw = self.source.load()
+        splits = self._split(raw)
         # replace=False: a concurrent preparation that finished first is kept
         with atomic_directory(target, replace=False) as tmp:
-            self._write(raw, tmp)
+            self._write(raw, splits, tmp)
 
-    def _write(self, raw, out: Path) -> None:
+    def _split(self, raw: RawDataset) -> dict[str, list[Question]]:
+        """The source's own split, or the hashed split (an error if a split comes out empty)."""
+        if raw.presplit:
+            return {s: list(raw.questions.get(s, [])) for s in SPLITS}
+        return split_questions(
+            raw.questions,
+            self.split_ratios,
+            self.split_seed,
+            self.split_group_by,
+            source=raw.questions_file or self.name,
+        )
+
+    def _write(self, raw: RawDataset, splits: dict[str, list[Question]], out: Path) -> None:
         kg = raw.kg
         kg.save(out / "kg")
-        if raw.presplit:
-            splits = {s: list(raw.questions.get(s, [])) for s in SPLITS}
-        else:
-            splits = split_questions(
-                raw.questions, self.split_ratios, self.split_seed, self.split_group_by
-            )
         for split, qs in splits.items():
             write_questions(out / f"questions_{split}.jsonl", qs)
         rng = np.random.default_rng(self.split_seed)

@@ -27,8 +27,18 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
-from lokg.kg.io import DataFormatError, ReadReport, read_kg, read_pathquestion, read_questions
+from lokg.kg.io import (
+    HEADER_MODES,
+    TRIPLE_FORMATS,
+    DataFormatError,
+    ReadReport,
+    check_input_file,
+    read_kg,
+    read_pathquestion,
+    read_questions,
+)
 from lokg.typing import LabeledTriple, Question
 
 __all__ = [
@@ -65,6 +75,8 @@ class RawDataset:
         presplit: the source defines its own train/val/test split.
         subgraphs: per-question labelled triples, for datasets with one subgraph per question.
         reports: one line per file read (what was read and skipped).
+        questions_file: where the questions to be split came from (named by the error when
+            they are too few for the split).
     """
 
     kg: KnowledgeGraph
@@ -72,6 +84,7 @@ class RawDataset:
     presplit: bool = False
     subgraphs: dict[str, list[LabeledTriple]] | None = None
     reports: list[str] = field(default_factory=list)
+    questions_file: str | None = None
 
 
 class DatasetSource(ABC):
@@ -121,16 +134,18 @@ class PathQuestionSource(DatasetSource):
 
     def __init__(self, variant: str, name: str | None = None, root: str | None = None):
         if variant not in PATHQUESTION_VARIANTS:
-            raise ValueError(
+            raise InputError(
                 f"data.source.variant={variant!r}; expected one of {list(PATHQUESTION_VARIANTS)}"
             )
         self.variant = variant
         self.name = name or variant.lower().replace("-", "")
-        self.root = Path(root) if root else resource_path("data", "pathquestion")
+        self.root = (
+            Path(os.path.expanduser(root)) if root else resource_path("data", "pathquestion")
+        )
 
     def files(self) -> list[Path]:
         qa, kb = PATHQUESTION_VARIANTS[self.variant]
-        return [self.root / qa, self.root / kb]
+        return [check_input_file(self.root / name, "data.source.root") for name in (qa, kb)]
 
     def config(self) -> dict:
         return {**super().config(), "variant": self.variant}
@@ -139,7 +154,8 @@ class PathQuestionSource(DatasetSource):
         qa_path, kb_path = self.files()
         kg, kb_report = read_kg(kb_path, fmt="tsv", header="none", name=self.name)
         questions, q_report = read_pathquestion(qa_path, prefix=self.name, kg=kg)
-        return RawDataset(kg, questions, reports=[kb_report.summary(), q_report.summary()])
+        reports = [kb_report.summary(), q_report.summary()]
+        return RawDataset(kg, questions, reports=reports, questions_file=str(qa_path))
 
 
 # --------------------------------------------------------------------------- RoG format
@@ -152,27 +168,43 @@ def _open_text(path: Path):
     return open(path, encoding="utf-8")
 
 
-def _rog_rows(path: Path) -> Iterator[tuple[int, dict]]:
-    """Rows of a RoG-format file: JSONL (optionally gzipped) or parquet."""
+def _rog_rows(path: Path) -> Iterator[tuple[int, dict | None]]:
+    """Rows of a RoG-format file: JSONL (optionally gzipped) or parquet; ``None`` for a blank
+    line (the caller counts it)."""
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq  # ships with `datasets`
+        import pyarrow as pa  # ships with `datasets`
+        import pyarrow.parquet as pq
 
-        yield from enumerate(pq.read_table(path).to_pylist(), start=1)
+        try:
+            rows = pq.read_table(path).to_pylist()
+        except (pa.ArrowException, OSError) as err:
+            msg = " ".join(str(err).split())[:120]
+            raise DataFormatError(f"{path}: not a readable parquet file ({msg})") from None
+        yield from enumerate(rows, start=1)
         return
+    lineno = 0
     try:
         with _open_text(path) as fh:
             for lineno, text in enumerate(fh, start=1):
                 if not text.strip():
+                    yield lineno, None
                     continue
                 try:
                     yield lineno, json.loads(text)
                 except json.JSONDecodeError as err:
                     raise DataFormatError(
-                        f"{path}:{lineno}: invalid JSON ({err.msg}); expected one RoG record "
-                        "per line"
+                        f"{path}:{lineno}: invalid JSON ({err.msg} at column {err.colno}); "
+                        "expected one RoG record per line"
                     ) from None
     except UnicodeDecodeError as err:
-        raise DataFormatError(f"{path}: not valid UTF-8 ({err.reason})") from None
+        raise DataFormatError(
+            f"{path}:{lineno + 1}: not valid UTF-8 ({err.reason}); expected a UTF-8 text file"
+        ) from None
+    except (OSError, EOFError) as err:  # gzip.BadGzipFile is an OSError; EOFError: truncated
+        what = "gzip" if path.suffix == ".gz" else "text"
+        raise DataFormatError(
+            f"{path}:{lineno + 1}: not a readable {what} file ({err}); expected RoG JSONL"
+        ) from None
 
 
 def _rog_question(path: Path, lineno: int, row: dict, report: ReadReport) -> tuple[Question, list]:
@@ -182,6 +214,11 @@ def _rog_question(path: Path, lineno: int, row: dict, report: ReadReport) -> tup
     missing = [k for k in ("id", "question", "answer", "q_entity", "graph") if k not in row]
     if missing:
         raise DataFormatError(f"{where}: missing RoG field(s) {missing}")
+    qid, text = row["id"], row["question"]
+    if isinstance(qid, bool) or not isinstance(qid, (str, int)) or not str(qid).strip():
+        raise DataFormatError(f"{where}: 'id' is {qid!r}; expected a non-empty string or integer")
+    if not isinstance(text, str) or not text.strip():
+        raise DataFormatError(f"{where}: 'question' is {text!r}; expected a non-empty string")
     graph = row["graph"]
     if not isinstance(graph, list) or not all(
         isinstance(t, (list, tuple)) and len(t) == 3 and all(isinstance(x, str) for x in t)
@@ -194,15 +231,22 @@ def _rog_question(path: Path, lineno: int, row: dict, report: ReadReport) -> tup
             raise DataFormatError(f"{where}: '{key}' must be a list of strings")
     if not topics:
         raise DataFormatError(f"{where}: 'q_entity' is empty; expected at least one topic entity")
+    blank = next((i for i, t in enumerate(topics) if not t.strip()), None)
+    if blank is not None:
+        raise DataFormatError(
+            f"{where}: 'q_entity'[{blank}] is {topics[blank]!r}; expected a non-empty entity label"
+        )
+    if not all(a.strip() for a in answers):
+        report.skipped["empty answer strings dropped"] += sum(not a.strip() for a in answers)
     triples = [tuple(t) for t in graph]
     nodes = {t[0] for t in triples} | {t[2] for t in triples}
     absent = [t for t in topics if t not in nodes]
     if absent:
         report.notes.append(f"{row['id']}: topic entity {absent[0]!r} not in its subgraph")
     q = Question(
-        id=str(row["id"]),
-        text=str(row["question"]).strip(),
-        answers=tuple(a for a in answers if a),
+        id=str(qid),
+        text=text.strip(),
+        answers=tuple(a for a in answers if a.strip()),
         topic_entities=tuple(topics),
     )
     return q, triples
@@ -221,21 +265,26 @@ class RoGSource(DatasetSource):
 
     def __init__(self, name: str, files: dict[str, str] | None = None, hf_name: str | None = None):
         self.name = name
-        self.split_files = {k: Path(os.path.expanduser(v)) for k, v in (files or {}).items()}
+        self.split_files = {k: v for k, v in (files or {}).items()}
         unknown = set(self.split_files) - set(ROG_SPLITS)
         if unknown:
-            raise ValueError(
+            raise InputError(
                 f"data.source.files has split(s) {sorted(unknown)}; expected {list(ROG_SPLITS)}"
             )
         if not self.split_files and not hf_name:
-            raise ValueError("RoGSource needs data.source.files or data.source.hf_name")
+            raise InputError("RoGSource needs data.source.files or data.source.hf_name")
         self.hf_name = hf_name
 
+    def _local_files(self) -> dict[str, Path]:
+        """Split -> checked local file, in split order."""
+        return {
+            s: check_input_file(self.split_files[s], f"data.source.files.{s}")
+            for s in ROG_SPLITS
+            if s in self.split_files
+        }
+
     def files(self) -> list[Path]:
-        for split, path in self.split_files.items():
-            if not path.is_file():
-                raise FileNotFoundError(f"data.source.files.{split}: {path}: no such file")
-        return [self.split_files[s] for s in ROG_SPLITS if s in self.split_files]
+        return list(self._local_files().values())
 
     def config(self) -> dict:
         return {**super().config(), "hf_name": None if self.split_files else self.hf_name}
@@ -251,18 +300,22 @@ class RoGSource(DatasetSource):
         subgraphs: dict[str, list[LabeledTriple]] = {}
         reports: list[str] = []
         seen: dict[str, str] = {}
+        local = self._local_files()
         for split in ROG_SPLITS:
             if self.split_files:
-                if split not in self.split_files:
+                if split not in local:
                     continue
-                path = self.split_files[split]
-                rows: Iterable[tuple[int, dict]] = _rog_rows(path)
+                path = local[split]
+                rows: Iterable[tuple[int, dict | None]] = _rog_rows(path)
             else:
                 path = Path(f"{self.hf_name}:{ROG_SPLITS[split]}")
                 rows = self._hf_rows(split)
             report = ReadReport(str(path))
             for lineno, row in rows:
                 report.lines = lineno
+                if row is None:
+                    report.blank += 1
+                    continue
                 q, triples = _rog_question(path, lineno, row, report)
                 if q.id in seen:
                     raise DataFormatError(
@@ -301,7 +354,7 @@ class EvidenceSource(RoGSource):
 
     def __init__(self, which: str):
         if which not in self.CHOICES:
-            raise ValueError(f"data.source.which={which!r}; expected one of {list(self.CHOICES)}")
+            raise InputError(f"data.source.which={which!r}; expected one of {list(self.CHOICES)}")
         path = resource_path("data", "evidence", f"{which}_evidence.jsonl.gz")
         super().__init__(name=f"{which}_evidence", files={"test": str(path)})
 
@@ -317,6 +370,11 @@ class CustomSource(DatasetSource):
             gives ``train``/``val``/``test`` files.
         split_paths: optional split -> questions JSONL.
         kg_format: ``auto``/``tsv``/``csv``/``nt``; ``kg_header``: ``auto``/``present``/``none``.
+        kg_comment_prefix: TSV/CSV lines starting with it are comments; ``None`` (default):
+            every non-blank row is a triple, ``#`` included (N-Triples keeps its ``#`` comments).
+
+    Paths are checked when the files are first needed (:meth:`files`), with messages naming
+    the config key (``data.source.kg_path is empty``, ``<path>: is a directory, ...``).
     """
 
     def __init__(
@@ -327,49 +385,78 @@ class CustomSource(DatasetSource):
         split_paths: dict[str, str] | None = None,
         kg_format: str = "auto",
         kg_header: str = "auto",
+        kg_comment_prefix: str | None = None,
     ):
         if (questions_path is None) == (not split_paths):
-            raise ValueError(
+            raise InputError(
                 "data.source: give exactly one of questions_path or split_paths "
                 "(train/val/test questions JSONL)"
             )
         if split_paths and set(split_paths) - {"train", "val", "test"}:
-            raise ValueError(
+            raise InputError(
                 f"data.source.split_paths has {sorted(split_paths)}; expected train/val/test"
             )
+        if kg_format not in TRIPLE_FORMATS:
+            raise InputError(
+                f"data.source.kg_format={kg_format!r}; expected one of {list(TRIPLE_FORMATS)}"
+            )
+        if kg_header not in HEADER_MODES:
+            raise InputError(
+                f"data.source.kg_header={kg_header!r}; expected one of {list(HEADER_MODES)}"
+            )
+        if kg_comment_prefix is not None and (
+            not isinstance(kg_comment_prefix, str) or not kg_comment_prefix.strip()
+        ):
+            raise InputError(
+                f"data.source.kg_comment_prefix={kg_comment_prefix!r}; expected null (no "
+                "comments) or a non-blank string such as '#'"
+            )
         self.name = name
-        self.kg_path = Path(os.path.expanduser(kg_path))
-        self.questions_path = Path(os.path.expanduser(questions_path)) if questions_path else None
-        self.split_paths = {k: Path(os.path.expanduser(v)) for k, v in (split_paths or {}).items()}
+        self.kg_path = kg_path
+        self.questions_path = questions_path
+        self.split_paths = dict(split_paths or {})
         self.kg_format, self.kg_header = kg_format, kg_header
+        self.kg_comment_prefix = kg_comment_prefix
+
+    def _paths(self) -> tuple[Path, dict[str, Path]]:
+        """The checked KG file and questions files (``"all"`` or split -> file)."""
+        kg = check_input_file(self.kg_path, "data.source.kg_path")
+        if self.questions_path is not None:
+            return kg, {"all": check_input_file(self.questions_path, "data.source.questions_path")}
+        return kg, {
+            split: check_input_file(path, f"data.source.split_paths.{split}")
+            for split, path in self.split_paths.items()
+        }
 
     def files(self) -> list[Path]:
-        paths = [self.kg_path]
-        paths += [self.questions_path] if self.questions_path else list(self.split_paths.values())
-        for p in paths:
-            if not p.is_file():
-                raise FileNotFoundError(f"{p}: no such file (data.source)")
-        return paths
+        kg, questions = self._paths()
+        return [kg, *questions.values()]
 
     def config(self) -> dict:
-        return {**super().config(), "format": self.kg_format, "header": self.kg_header}
+        return {
+            **super().config(),
+            "format": self.kg_format,
+            "header": self.kg_header,
+            "comment_prefix": self.kg_comment_prefix,
+        }
 
     def load(self) -> RawDataset:
-        kg, kg_report = read_kg(self.kg_path, self.kg_format, self.kg_header, name=self.name)
+        kg_path, question_paths = self._paths()
+        kg, kg_report = read_kg(
+            kg_path, self.kg_format, self.kg_header, self.name, self.kg_comment_prefix
+        )
         reports = [kg_report.summary()]
-        if self.questions_path is not None:
-            questions, rep = read_questions(self.questions_path, kg)
-            return RawDataset(kg, questions, reports=[*reports, rep.summary()])
+        if "all" in question_paths:
+            path = question_paths["all"]
+            questions, rep = read_questions(path, kg)
+            return RawDataset(
+                kg, questions, reports=[*reports, rep.summary()], questions_file=str(path)
+            )
         by_split: dict[str, list[Question]] = {"train": [], "val": [], "test": []}
         seen: dict[str, str] = {}
-        for split, path in self.split_paths.items():
-            qs, rep = read_questions(path, kg)
-            for q in qs:
-                if q.id in seen:
-                    raise DataFormatError(
-                        f"{path}: duplicate id {q.id!r} (also in split {seen[q.id]!r})"
-                    )
-                seen[q.id] = split
+        for split, path in question_paths.items():
+            qs, rep = read_questions(path, kg, taken_ids=seen)
+            seen.update((q.id, f"split {split!r}") for q in qs)
             by_split[split] = qs
             reports.append(rep.summary())
         return RawDataset(kg, by_split, presplit=True, reports=reports)

@@ -9,18 +9,43 @@ split does not depend on the order of lines in the file.
 entity, relations and answer) in one split: PathQuestion generates several paraphrases per
 path, and a question-level split would put paraphrases of a test path in the training set.
 ``group_by="question"`` is the IRN-style question-level split.
+
+A split with a positive ratio that comes out empty (too few questions, or too few distinct
+gold paths) is an :class:`~lokg.errors.InputError` naming the sizes, never a silent empty
+validation or test set.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 
+from lokg.errors import InputError
 from lokg.typing import Question
 
 SPLITS = ("train", "val", "test")
 GROUP_BY = ("path", "question")
+
+
+def check_split_settings(ratios: Sequence[object], group_by: str) -> tuple[float, float, float]:
+    """``data.split_ratios`` as three floats and a valid ``data.split_group_by``, or an
+    :class:`~lokg.errors.InputError` naming the key and what is expected."""
+    if group_by not in GROUP_BY:
+        raise InputError(f"data.split_group_by={group_by!r}; expected one of {GROUP_BY}")
+    expected = "expected three non-negative numbers summing to 1 (train, val, test)"
+    try:
+        values = [float(r) for r in ratios]  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"data.split_ratios={list(ratios)!r}; {expected}") from None
+    if (
+        len(values) != 3
+        or not all(math.isfinite(r) and r >= 0 for r in values)
+        or abs(sum(values) - 1.0) > 1e-6
+    ):
+        raise InputError(f"data.split_ratios={list(ratios)!r}; {expected}")
+    return values[0], values[1], values[2]
 
 
 def _group_key(q: Question, group_by: str) -> str:
@@ -34,18 +59,19 @@ def split_questions(
     ratios: Sequence[float] = (0.8, 0.1, 0.1),
     seed: int = 0,
     group_by: str = "path",
+    source: str = "questions",
 ) -> dict[str, list[Question]]:
     """Split questions into ``train``/``val``/``test`` by hashed groups.
 
     Groups are ordered by ``sha256(f"{seed}:{key}")`` and cut at the cumulative question
     counts closest to ``ratios``; questions keep their input order inside each split.
+
+    Raises:
+        InputError: bad ratios or ``group_by``; or a split whose ratio is positive comes out
+            empty (the message, prefixed with ``source``, names the sizes and how many
+            questions would be enough).
     """
-    if group_by not in GROUP_BY:
-        raise ValueError(f"split.group_by={group_by!r}; expected one of {GROUP_BY}")
-    if len(ratios) != 3 or any(r < 0 for r in ratios) or abs(sum(ratios) - 1.0) > 1e-6:
-        raise ValueError(
-            f"split.ratios={list(ratios)}; expected three non-negative numbers summing to 1"
-        )
+    ratios = check_split_settings(ratios, group_by)
     groups: dict[str, list[int]] = {}
     for i, q in enumerate(questions):
         groups.setdefault(_group_key(q, group_by), []).append(i)
@@ -69,4 +95,33 @@ def split_questions(
     out: dict[str, list[Question]] = {s: [] for s in SPLITS}
     for i, q in enumerate(questions):
         out[assignment[i]].append(q)
+    _check_nonempty(out, ratios, seed, group_by, len(groups), source)
     return out
+
+
+def _check_nonempty(
+    out: dict[str, list[Question]],
+    ratios: tuple[float, float, float],
+    seed: int,
+    group_by: str,
+    num_groups: int,
+    source: str,
+) -> None:
+    """A split with a positive ratio must hold at least one question."""
+    empty = [s for s, r in zip(SPLITS, ratios, strict=True) if r > 0 and not out[s]]
+    if not empty:
+        return
+    total = sum(len(v) for v in out.values())
+    # with n >= 1 / r one-question groups, a split of ratio r spans at least one question's
+    # width of midpoints, so it gets one: ceil(1 / smallest positive ratio) is enough
+    need = math.ceil(1 / min(r for r in ratios if r > 0) - 1e-9)
+    sizes = " / ".join(f"{s} {len(out[s])}" for s in SPLITS)
+    groups = ""
+    if group_by == "path":
+        groups = f" in {num_groups} groups (questions with the same gold path stay together)"
+    raise InputError(
+        f"{source}: {total} questions{groups} give {sizes} with ratios "
+        f"{'/'.join(f'{r:g}' for r in ratios)} (seed {seed}, group_by={group_by}); {need} or "
+        "more questions in distinct groups give every split with a positive ratio at least "
+        "one; or give explicit train/val/test files (data.source.split_paths)"
+    )

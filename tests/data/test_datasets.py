@@ -14,6 +14,7 @@ from lokg.data import (
     PathQuestionSource,
     RoGSource,
 )
+from lokg.errors import InputError
 from lokg.kg.io import DataFormatError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -73,7 +74,50 @@ def test_failed_preparation_leaves_nothing_behind(tmp_path):
     dm = KGQADataModule(CustomSource("c", str(bad), str(q)), artifacts_dir=str(tmp_path / "art"))
     with pytest.raises(DataFormatError, match="kg.tsv:2"):
         dm.prepare_data()
-    assert not (tmp_path / "art").exists() or not any((tmp_path / "art").rglob("*.json"))
+    assert not (tmp_path / "art").exists()
+
+
+def test_too_few_questions_for_the_split_is_an_error_and_writes_nothing(tmp_path):
+    kg = tmp_path / "kg.tsv"
+    kg.write_text("a\tr\tb\n")
+    q = tmp_path / "questions.jsonl"
+    q.write_text(
+        "".join(
+            json.dumps({"id": i, "question": "x?", "answers": ["b"], "topic_entities": ["a"]})
+            + "\n"
+            for i in range(3)
+        )
+    )
+    dm = KGQADataModule(CustomSource("c", str(kg), str(q)), artifacts_dir=str(tmp_path / "art"))
+    with pytest.raises(InputError) as err:
+        dm.prepare_data()
+    msg = str(err.value)
+    assert msg.startswith(f"{q}: 3 questions in 3 groups") and "\n" not in msg
+    assert "give train 2 / val 1 / test 0 with ratios 0.8/0.1/0.1" in msg
+    assert "10 or more questions in distinct groups" in msg
+    assert not (tmp_path / "art").exists()
+    # explicit split files are taken as they are, even tiny ones
+    src = CustomSource("c", str(kg), split_paths={"train": str(q)})
+    dm = prepared(src, tmp_path)
+    assert {s: len(v) for s, v in dm.questions.items()} == {"train": 3, "val": 0, "test": 0}
+
+
+def test_hash_rows_of_a_custom_kg_are_kept_unless_a_comment_prefix_is_set(tmp_path):
+    kg = tmp_path / "kg.tsv"
+    kg.write_text("#tag\tr\tb\na\tr\tb\n")
+    q = tmp_path / "q.jsonl"
+    q.write_text(
+        "".join(
+            json.dumps({"id": i, "question": "x?", "answers": ["b"], "topic_entities": ["a"]})
+            + "\n"
+            for i in range(20)
+        )
+    )
+    dm = prepared(CustomSource("c", str(kg), str(q)), tmp_path / "a")
+    assert dm.summary()["triples"] == 2
+    dm = prepared(CustomSource("c", str(kg), str(q), kg_comment_prefix="#"), tmp_path / "b")
+    assert dm.summary()["triples"] == 1
+    assert "1 comment lines ('#') skipped" in dm.summary()["read"][0]
 
 
 def test_triple_and_question_loaders(tmp_path):
@@ -155,6 +199,18 @@ def test_rog_parquet_equals_jsonl(tmp_path):
             {"id": "x", "question": "q", "answer": [], "q_entity": ["a"], "graph": [["a", "r"]]},
             "'graph' must be",
         ),
+        (
+            {"id": "x", "question": "q", "answer": [], "q_entity": [""], "graph": []},
+            "'q_entity'[0] is ''; expected a non-empty entity label",
+        ),
+        (
+            {"id": "x", "question": " ", "answer": [], "q_entity": ["a"], "graph": []},
+            "'question' is ' '; expected a non-empty string",
+        ),
+        (
+            {"id": None, "question": "q", "answer": [], "q_entity": ["a"], "graph": []},
+            "'id' is None; expected a non-empty string or integer",
+        ),
     ],
 )
 def test_rog_malformed_rows(tmp_path, row, message):
@@ -164,6 +220,34 @@ def test_rog_malformed_rows(tmp_path, row, message):
     with pytest.raises(DataFormatError) as err:
         dm.prepare_data()
     assert str(err.value).startswith(f"{p}:1: ") and message in str(err.value)
+
+
+def test_rog_blank_lines_and_empty_answers_are_counted(tmp_path):
+    row = {
+        "id": "x",
+        "question": "q",
+        "answer": ["b", ""],
+        "q_entity": ["a"],
+        "graph": [["a", "r", "b"]],
+    }
+    p = tmp_path / "test.jsonl"
+    p.write_text("\n" + json.dumps(row) + "\n\n")
+    raw = RoGSource("r", files={"test": str(p)}).load()
+    assert raw.questions["test"][0].answers == ("b",)
+    assert raw.reports == [
+        f"{p}: 1 records from 3 lines, 2 blank lines skipped, 1 empty answer strings dropped"
+    ]
+
+
+def test_rog_missing_file_and_bad_gzip(tmp_path):
+    with pytest.raises(
+        InputError, match=r"^\S*nope.jsonl: no such file \(data.source.files.val\)$"
+    ):
+        RoGSource("r", files={"val": str(tmp_path / "nope.jsonl")}).load()
+    bad = tmp_path / "test.jsonl.gz"
+    bad.write_bytes(b"not gzip")
+    with pytest.raises(DataFormatError, match=r"test.jsonl.gz:1: not a readable gzip file"):
+        RoGSource("r", files={"test": str(bad)}).load()
 
 
 def test_rog_duplicate_id_across_splits(tmp_path):
@@ -178,9 +262,14 @@ def test_rog_duplicate_id_across_splits(tmp_path):
 
 def test_rog_unknown_split_key():
     with pytest.raises(
-        ValueError, match=r"split\(s\) \['dev'\]; expected \['train', 'val', 'test'\]"
+        InputError, match=r"split\(s\) \['dev'\]; expected \['train', 'val', 'test'\]"
     ):
         RoGSource("x", files={"dev": "a.jsonl"})
+
+
+def test_pathquestion_root_without_the_files(tmp_path):
+    with pytest.raises(InputError, match=r"PQ-2H.txt: no such file \(data.source.root\)$"):
+        PathQuestionSource("PQ-2H", root=str(tmp_path)).fingerprint()
 
 
 # ----------------------------------------------------------------------------- evidence + custom
@@ -208,7 +297,59 @@ def test_custom_dataset_bring_your_own_kg(tmp_path):
     dm = prepared(CustomSource("mine", str(kg), str(q)), tmp_path)
     assert dm.summary()["triples"] == 2
     assert sum(len(v) for v in dm.questions.values()) == 20
-    with pytest.raises(ValueError, match="exactly one of questions_path or split_paths"):
+    with pytest.raises(InputError, match="exactly one of questions_path or split_paths"):
         CustomSource("mine", str(kg))
-    with pytest.raises(FileNotFoundError, match="no such file"):
+    with pytest.raises(InputError, match="none.tsv: no such file \\(data.source.kg_path\\)"):
         CustomSource("mine", str(tmp_path / "none.tsv"), str(q)).fingerprint()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"kg_path": ""}, "data.source.kg_path is empty; expected the path of a file"),
+        ({"kg_path": "{dir}"}, "{dir}: is a directory, expected a file (data.source.kg_path)"),
+        ({"questions_path": ""}, "data.source.questions_path is empty"),
+        (
+            {"questions_path": None, "split_paths": {"train": ""}},
+            "data.source.split_paths.train is empty",
+        ),
+    ],
+)
+def test_custom_source_paths_name_their_config_key(tmp_path, kwargs, message):
+    kg = tmp_path / "kg.tsv"
+    kg.write_text("a\tr\tb\n")
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"id": 1, "question": "x?", "answers": ["b"], "topic_entities": ["a"]}\n')
+    args = {"kg_path": str(kg), "questions_path": str(q)}
+    args.update({k: v.format(dir=tmp_path) if isinstance(v, str) else v for k, v in kwargs.items()})
+    with pytest.raises(InputError) as err:
+        CustomSource("c", **args).fingerprint()
+    assert str(err.value).startswith(message.format(dir=tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"kg_format": "xml"}, "data.source.kg_format='xml'; expected one of"),
+        ({"kg_header": "yes"}, "data.source.kg_header='yes'; expected one of"),
+        ({"kg_comment_prefix": ""}, "data.source.kg_comment_prefix=''; expected null"),
+    ],
+)
+def test_custom_source_options_are_checked_when_built(kwargs, message):
+    with pytest.raises(InputError, match=message):
+        CustomSource("c", "kg.tsv", "q.jsonl", **kwargs)
+
+
+def test_custom_split_files_with_a_shared_id_name_the_line(tmp_path):
+    kg = tmp_path / "kg.tsv"
+    kg.write_text("a\tr\tb\n")
+    row = '{{"id": {i}, "question": "x?", "answers": ["b"], "topic_entities": ["a"]}}\n'
+    (tmp_path / "train.jsonl").write_text(row.format(i=1) + row.format(i=2))
+    (tmp_path / "test.jsonl").write_text(row.format(i=3) + row.format(i=2))
+    splits = {s: str(tmp_path / f"{s}.jsonl") for s in ("train", "test")}
+    with pytest.raises(DataFormatError) as err:
+        CustomSource("c", str(kg), split_paths=splits).load()
+    assert str(err.value) == (
+        f"{tmp_path / 'test.jsonl'}:2: duplicate id '2' (also in split 'train'); "
+        "expected unique ids"
+    )

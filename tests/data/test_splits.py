@@ -6,6 +6,7 @@ import json
 import pytest
 
 from lokg.data.splits import split_questions
+from lokg.errors import InputError
 from lokg.typing import Question
 
 
@@ -75,11 +76,48 @@ def test_different_seed_different_split():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"ratios": (0.5, 0.5)}, "expected three non-negative numbers summing to 1"),
-        ({"ratios": (0.9, 0.2, -0.1)}, "expected three non-negative numbers"),
-        ({"group_by": "topic"}, "expected one of ('path', 'question')"),
+        ({"ratios": (0.5, 0.5)}, "data.split_ratios=[0.5, 0.5]; expected three non-negative"),
+        ({"ratios": (0.9, 0.2, -0.1)}, "data.split_ratios=[0.9, 0.2, -0.1]; expected three"),
+        ({"ratios": (float("nan"), 0.5, 0.5)}, "data.split_ratios=[nan, 0.5, 0.5]; expected"),
+        ({"ratios": ("a", 0.5, 0.5)}, "data.split_ratios=['a', 0.5, 0.5]; expected"),
+        (
+            {"group_by": "topic"},
+            "data.split_group_by='topic'; expected one of ('path', 'question')",
+        ),
     ],
 )
 def test_bad_split_settings(kwargs, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        split_questions(make(5, 1), **kwargs)
+    with pytest.raises(InputError) as err:
+        split_questions(make(20, 1), **kwargs)
+    assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("n_paths", "paraphrases", "ratios", "sizes"),
+    [
+        (3, 1, (0.8, 0.1, 0.1), "3 questions in 3 groups (questions with the same gold path"),
+        (1, 1, (0.8, 0.1, 0.1), "1 questions in 1 groups"),
+        (2, 5, (0.8, 0.1, 0.1), "10 questions in 2 groups"),  # enough questions, too few paths
+    ],
+)
+def test_a_split_that_comes_out_empty_is_an_error_naming_the_sizes(
+    n_paths, paraphrases, ratios, sizes
+):
+    with pytest.raises(InputError) as err:
+        split_questions(make(n_paths, paraphrases), ratios, source="questions.jsonl")
+    msg = str(err.value)
+    assert msg.startswith(f"questions.jsonl: {sizes}") and "\n" not in msg
+    assert "with ratios 0.8/0.1/0.1 (seed 0, group_by=path); 10 or more questions" in msg
+
+
+def test_a_zero_ratio_may_leave_its_split_empty():
+    split = split_questions(make(3, 1), (0.5, 0.5, 0.0), group_by="question")
+    assert [len(split[s]) for s in ("train", "val", "test")] == [2, 1, 0]
+
+
+@pytest.mark.parametrize("ratios", [(0.8, 0.1, 0.1), (0.6, 0.3, 0.1), (0.9, 0.05, 0.05)])
+def test_the_advertised_size_is_enough(ratios):
+    need = round(1 / min(ratios))
+    for n in range(need, need + 25):
+        split = split_questions(make(n, 1), ratios, seed=n)
+        assert all(split.values())
