@@ -52,14 +52,16 @@ def plot_budget_curves(
         raise ValueError("plot_budget_curves: no rows to plot")
     methods = list(dict.fromkeys(r["method"] for r in rows))
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    for m in methods:
+    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, m in enumerate(methods):
+        style = {"marker": "o", "label": m, "color": palette[i % len(palette)]}  # one per method
         budgets, tokens, cov = _series(rows, m, "coverage")
-        axes[0].plot(tokens, cov, marker="o", label=m)
+        axes[0].plot(tokens, cov, **style)
         _, tok_h, hits = _series(rows, m, "hits@1")
         if not all(math.isnan(h) for h in hits):
-            axes[1].plot(tok_h, hits, marker="o", label=m)
+            axes[1].plot(tok_h, hits, **style)
         per_k = [1000.0 * c / t if t > 0 else math.nan for c, t in zip(cov, tokens, strict=True)]
-        axes[2].plot(budgets, per_k, marker="o", label=m)
+        axes[2].plot(budgets, per_k, **style)
     axes[0].set(xscale="log", xlabel="mean injected evidence tokens", ylabel="answer coverage")
     axes[1].set(xscale="log", xlabel="mean injected evidence tokens", ylabel="Hits@1 (retriever)")
     axes[2].set(xscale="log", yscale="log", xlabel="token budget B",
@@ -67,6 +69,7 @@ def plot_budget_curves(
     for ax in axes:
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
+    axes[1].legend(fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
