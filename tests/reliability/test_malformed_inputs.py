@@ -1,0 +1,407 @@
+"""The malformed-input corpus, at reader and source level: every case is an ``InputError`` whose
+message is one line naming the file and line (or the file, or the config key).
+
+Each case writes its files into ``tmp_path``, runs one reader or source, and states the exact
+start of the message (``<tmp>/kg.nt:3: ``) plus a fragment of what it says.  The entry points
+print that message as ``error: <message>`` and exit 2 (tested with the entry points).  The last
+tests check that a failed preparation leaves no ``artifacts/data/...`` directory behind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from lokg.data import CustomSource, KGQADataModule, PathQuestionSource, RoGSource
+from lokg.errors import InputError
+from lokg.kg.graph import KnowledgeGraph
+from lokg.kg.io import read_pathquestion, read_questions, read_triples
+
+KG = KnowledgeGraph.from_labeled_triples([("paris", "capital_of", "france"), ("a", "r", "b")])
+GOOD_NT = "<http://x/a> <http://x/p> <http://x/b> .\n# a comment\n"
+GOOD_Q = {"id": "q0", "question": "capital?", "answers": ["paris"], "topic_entities": ["france"]}
+GOOD_ROG = {"id": "r1", "question": "q?", "answer": ["b"], "q_entity": ["a"], "graph": []}
+
+
+@dataclass
+class Case:
+    """One malformed input.
+
+    Attributes:
+        files: name -> content written under ``tmp_path`` (bytes written as they are).
+        run: reads them (gets ``tmp_path``); must raise :class:`InputError`.
+        where: exact start of the message, ``{tmp}`` standing for ``tmp_path``.
+        says: a fragment the message contains.
+    """
+
+    id: str
+    files: dict[str, str | bytes]
+    run: Callable[[Path], object]
+    where: str
+    says: str
+
+
+def q(**kw) -> str:
+    row = {**GOOD_Q, **kw}
+    return json.dumps({k: v for k, v in row.items() if v is not ...})
+
+
+def rog(**kw) -> str:
+    return json.dumps({k: v for k, v in {**GOOD_ROG, **kw}.items() if v is not ...})
+
+
+def questions_of(n: int, paths: int | None = None) -> str:
+    rows = []
+    for i in range(n):
+        gold = [] if paths is None else [["a", "r", f"b{i % paths}"]]
+        rows.append(q(id=f"q{i}", topic_entities=["a"], answers=["b"], gold_path=gold))
+    return "\n".join(rows) + "\n"
+
+
+# ------------------------------------------------------------------ runners
+def triples(name: str, **kw) -> Callable[[Path], object]:
+    return lambda tmp: read_triples(tmp / name, **kw)
+
+
+def questions(name: str = "q.jsonl") -> Callable[[Path], object]:
+    return lambda tmp: read_questions(tmp / name, KG)
+
+
+def pathquestion(name: str = "pq.txt") -> Callable[[Path], object]:
+    return lambda tmp: read_pathquestion(tmp / name, prefix="pq", kg=KG)
+
+
+def rog_source(**files: str) -> Callable[[Path], object]:
+    return lambda tmp: RoGSource("r", files={s: str(tmp / f) for s, f in files.items()}).load()
+
+
+def prepare(
+    kg_path: str, questions_path: str | None, split_paths: dict[str, str] | None = None, **kw
+) -> Callable[[Path], object]:
+    """Prepare a custom dataset (``kw``: DataModule options); ``{tmp}`` in a path stands for
+    ``tmp_path``."""
+
+    def run(tmp: Path) -> None:
+        def fill(p):
+            return p if p is None else p.format(tmp=tmp)
+
+        splits = None if split_paths is None else {s: fill(p) for s, p in split_paths.items()}
+        src = CustomSource("c", fill(kg_path), fill(questions_path), split_paths=splits)
+        KGQADataModule(src, artifacts_dir=str(tmp / "artifacts"), **kw).prepare_data()
+
+    return run
+
+
+TSV_OK = "a\tr\tb\n"
+QS_OK = questions_of(20)
+
+CASES = [
+    # ----------------------------------------------------------- TSV
+    Case("tsv-2-columns", {"kg.tsv": "a\tr\tb\na\tr\n"}, triples("kg.tsv"), "{tmp}/kg.tsv:2: ",
+         "2 tab-separated columns; expected 3"),
+    Case("tsv-4-columns", {"kg.tsv": "a\tr\tb\tc\n"}, triples("kg.tsv"), "{tmp}/kg.tsv:1: ",
+         "4 tab-separated columns"),
+    Case("tsv-trailing-tab", {"kg.tsv": "a\tr\tb\n\nx\ty\tz\t\n"}, triples("kg.tsv"),
+         "{tmp}/kg.tsv:3: ", "4 tab-separated columns"),
+    Case("tsv-empty-head", {"kg.tsv": "\tr\tb\n"}, triples("kg.tsv"), "{tmp}/kg.tsv:1: ",
+         "empty head"),
+    Case("tsv-blank-relation", {"kg.tsv": "a\t \tb\n"}, triples("kg.tsv"), "{tmp}/kg.tsv:1: ",
+         "empty relation"),
+    Case("tsv-empty-tail", {"kg.tsv": "a\tr\tb\na\tr\t\n"}, triples("kg.tsv"), "{tmp}/kg.tsv:2: ",
+         "empty tail"),
+    Case("tsv-hash-comment-is-data", {"kg.tsv": "# my notes\na\tr\tb\n"}, triples("kg.tsv"),
+         "{tmp}/kg.tsv:1: ", "TSV has no comments"),
+    Case("tsv-commas", {"kg.tsv": "a,r,b\n"}, triples("kg.tsv"), "{tmp}/kg.tsv:1: ",
+         "1 tab-separated columns"),
+    Case("tsv-bad-utf8", {"kg.tsv": b"a\tr\tb\nc\tr\td\nc\tr\t\xffd\n"}, triples("kg.tsv"),
+         "{tmp}/kg.tsv:3: ", "not valid UTF-8 (byte 0xff at column 5)"),
+    Case("tsv-latin1", {"kg.tsv": "caf\u00e9\tr\tb\n".encode("latin-1")}, triples("kg.tsv"),
+         "{tmp}/kg.tsv:1: ", "not valid UTF-8 (byte 0xe9"),
+    Case("tsv-utf16", {"kg.tsv": "a\tr\tb\n".encode("utf-16")}, triples("kg.tsv"),
+         "{tmp}/kg.tsv:1: ", "not valid UTF-8"),
+    Case("tsv-empty-file", {"kg.tsv": ""}, triples("kg.tsv"), "{tmp}/kg.tsv:1: ",
+         "file has no triples"),
+    Case("tsv-only-blank", {"kg.tsv": "\n  \n\t\n"}, triples("kg.tsv"), "{tmp}/kg.tsv:1: ",
+         "file has no triples (3 lines, 3 blank)"),
+    Case("tsv-only-header", {"kg.tsv": "head\trelation\ttail\n"}, triples("kg.tsv"),
+         "{tmp}/kg.tsv:1: ", "file has no triples (1 lines, a header)"),
+    Case("tsv-only-comments", {"kg.tsv": "# x\n#y\n"}, triples("kg.tsv", comment_prefix="#"),
+         "{tmp}/kg.tsv:1: ", "file has no triples (2 lines, 2 comments ('#'))"),
+    # ----------------------------------------------------------- CSV with a header
+    Case("csv-h-2-columns", {"kg.csv": "head,relation,tail\na,r\n"}, triples("kg.csv"),
+         "{tmp}/kg.csv:2: ", "2 comma-separated columns; expected 3"),
+    Case("csv-h-empty-field", {"kg.csv": "subject,predicate,object\na,,b\n"}, triples("kg.csv"),
+         "{tmp}/kg.csv:2: ", "empty relation"),
+    Case("csv-h-unbalanced-quote", {"kg.csv": 'h,r,t\n"a,r,b\n'}, triples("kg.csv"),
+         "{tmp}/kg.csv:2: ", "1 comma-separated columns"),
+    Case("csv-h-4-columns", {"kg.csv": "h,r,t\na,r,b\na,r,b,c\n"}, triples("kg.csv"),
+         "{tmp}/kg.csv:3: ", "4 comma-separated columns"),
+    Case("csv-h-only-header", {"kg.csv": "head,relation,tail\n\n"}, triples("kg.csv"),
+         "{tmp}/kg.csv:1: ", "file has no triples"),
+    Case("csv-h-bad-utf8", {"kg.csv": b"h,r,t\na,\xc3(,b\n"}, triples("kg.csv"),
+         "{tmp}/kg.csv:2: ", "not valid UTF-8"),
+    Case("csv-h-present-but-data-short", {"kg.csv": "a,r,b\nx,y\n"},
+         triples("kg.csv", header="present"), "{tmp}/kg.csv:2: ", "2 comma-separated columns"),
+    # ----------------------------------------------------------- CSV without a header
+    Case("csv-2-columns", {"kg.csv": "a,r\n"}, triples("kg.csv"), "{tmp}/kg.csv:1: ",
+         "2 comma-separated columns"),
+    Case("csv-4-columns", {"kg.csv": "a,r,b\na,r,b,c\n"}, triples("kg.csv"), "{tmp}/kg.csv:2: ",
+         "4 comma-separated columns"),
+    Case("csv-empty-head", {"kg.csv": ",r,b\n"}, triples("kg.csv"), "{tmp}/kg.csv:1: ",
+         "empty head"),
+    Case("csv-hash-row-short", {"kg.csv": "a,r,b\n#x,y\n"}, triples("kg.csv"), "{tmp}/kg.csv:2: ",
+         "CSV has no comments"),
+    Case("csv-semicolons", {"kg.csv": "a;r;b\n"}, triples("kg.csv"), "{tmp}/kg.csv:1: ",
+         "1 comma-separated columns"),
+    Case("csv-empty-quoted-tail", {"kg.csv": 'a,r,""\n'}, triples("kg.csv", header="none"),
+         "{tmp}/kg.csv:1: ", "empty tail"),
+    # ----------------------------------------------------------- N-Triples
+    Case("nt-bad-hex-escape", {"kg.nt": GOOD_NT + '<http://x/a> <http://x/p> "a\\uZZZZ" .\n'},
+         triples("kg.nt"), "{tmp}/kg.nt:3: ", r"bad escape \uZZZZ in literal"),
+    Case("nt-beyond-unicode", {"kg.nt": GOOD_NT + '<http://x/a> <http://x/p> "\\UFFFFFFFF" .\n'},
+         triples("kg.nt"), "{tmp}/kg.nt:3: ", "is beyond U+10FFFF"),
+    Case("nt-lone-high-surrogate", {"kg.nt": GOOD_NT + '<http://x/a> <http://x/p> "\\uD800" .\n'},
+         triples("kg.nt"), "{tmp}/kg.nt:3: ", "is a lone surrogate"),
+    Case("nt-lone-low-surrogate", {"kg.nt": GOOD_NT + '<http://x/a> <http://x/p> "x\\uDC00" .\n'},
+         triples("kg.nt"), "{tmp}/kg.nt:3: ", "is a lone surrogate"),
+    Case("nt-short-U-escape", {"kg.nt": GOOD_NT + '<http://x/a> <http://x/p> "\\U0041" .\n'},
+         triples("kg.nt"), "{tmp}/kg.nt:3: ", r"expected \U followed by 8 hex digits"),
+    Case("nt-unknown-escape", {"kg.nt": GOOD_NT + '<http://x/a> <http://x/p> "\\q" .\n'},
+         triples("kg.nt"), "{tmp}/kg.nt:3: ", r"bad escape \q in literal"),
+    Case("nt-space-in-iri", {"kg.nt": GOOD_NT + "<a b> <http://x/p> <http://x/c> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:3: ", "IRI <a b> contains a space"),
+    Case("nt-empty-iri", {"kg.nt": GOOD_NT + "<> <http://x/p> <http://x/c> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:3: ", "empty IRI <>"),
+    Case("nt-empty-object-iri", {"kg.nt": "<http://x/a> <http://x/p> <> .\n"}, triples("kg.nt"),
+         "{tmp}/kg.nt:1: ", "empty IRI <>"),
+    Case("nt-quote-in-iri", {"kg.nt": '<http://x/a> <http://x/p> <http://x/"c> .\n'},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", "contains '\"'"),
+    Case("nt-brace-in-iri", {"kg.nt": "<http://x/{a}> <http://x/p> <http://x/c> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", "contains '{'"),
+    Case("nt-pipe-in-iri", {"kg.nt": "<http://x/a> <http://x/p|q> <http://x/c> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", "contains '|'"),
+    Case("nt-caret-in-iri", {"kg.nt": "<http://x/a^> <http://x/p> <http://x/c> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", "contains '^'"),
+    Case("nt-backquote-in-iri", {"kg.nt": "<http://x/a> <http://x/p> <http://x/`c> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", "contains '`'"),
+    Case("nt-tab-in-iri", {"kg.nt": "<http://x/a\tb> <http://x/p> <http://x/c> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", r"contains '\t'"),
+    Case("nt-escaped-space-in-iri", {"kg.nt": "<http://x/a\\u0020b> <http://x/p> <http://x/c> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", "contains a space"),
+    Case("nt-echar-in-iri", {"kg.nt": "<http://x/a\\nb> <http://x/p> <http://x/c> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", r"bad escape \n in IRI"),
+    Case("nt-no-final-dot", {"kg.nt": GOOD_NT + "<http://x/a> <http://x/p> <http://x/c>\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:3: ", "not an N-Triples statement"),
+    Case("nt-two-terms", {"kg.nt": "<http://x/a> <http://x/p> .\n"}, triples("kg.nt"),
+         "{tmp}/kg.nt:1: ", "not an N-Triples statement"),
+    Case("nt-unterminated-literal", {"kg.nt": '<http://x/a> <http://x/p> "abc .\n'},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", "not an N-Triples statement"),
+    Case("nt-empty-language-tag", {"kg.nt": '<http://x/a> <http://x/p> "abc"@ .\n'},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", "not an N-Triples statement"),
+    Case("nt-literal-subject", {"kg.nt": '"a" <http://x/p> <http://x/c> .\n'}, triples("kg.nt"),
+         "{tmp}/kg.nt:1: ", "literal in subject or predicate"),
+    Case("nt-blank-node-predicate", {"kg.nt": "<http://x/a> _:p <http://x/c> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", "blank node as predicate"),
+    Case("nt-bad-datatype-iri", {"kg.nt": '<http://x/a> <http://x/p> "1"^^<a b> .\n'},
+         triples("kg.nt"), "{tmp}/kg.nt:1: ", "IRI <a b> contains a space"),
+    Case("nt-bad-utf8", {"kg.nt": GOOD_NT.encode() + b"<http://x/\xfe> <http://x/p> <x> .\n"},
+         triples("kg.nt"), "{tmp}/kg.nt:3: ", "not valid UTF-8"),
+    Case("nt-only-comments", {"kg.nt": "# nothing\n\n"}, triples("kg.nt"), "{tmp}/kg.nt:1: ",
+         "file has no triples"),
+    Case("nt-forced-format-on-tsv", {"kg.txt": TSV_OK}, triples("kg.txt", fmt="nt"),
+         "{tmp}/kg.txt:1: ", "not an N-Triples statement"),
+    # ----------------------------------------------------------- questions JSONL
+    Case("q-invalid-json", {"q.jsonl": q() + "\n{not json\n"}, questions(), "{tmp}/q.jsonl:2: ",
+         "invalid JSON"),
+    Case("q-array", {"q.jsonl": q() + "\n[1, 2]\n"}, questions(), "{tmp}/q.jsonl:2: ",
+         "expected a JSON object"),
+    Case("q-missing-answers", {"q.jsonl": q(id="q1", answers=...)}, questions(),
+         "{tmp}/q.jsonl:1: ", "missing key(s) ['answers']"),
+    Case("q-empty-id", {"q.jsonl": q(id="")}, questions(), "{tmp}/q.jsonl:1: ",
+         "'id' is an empty string"),
+    Case("q-bool-id", {"q.jsonl": q(id=True)}, questions(), "{tmp}/q.jsonl:1: ",
+         "'id' is bool true"),
+    Case("q-float-id", {"q.jsonl": q(id=1.5)}, questions(), "{tmp}/q.jsonl:1: ",
+         "'id' is float 1.5"),
+    Case("q-empty-question", {"q.jsonl": q(question="  ")}, questions(), "{tmp}/q.jsonl:1: ",
+         "'question' is an empty string"),
+    Case("q-numeric-question", {"q.jsonl": q(question=42)}, questions(), "{tmp}/q.jsonl:1: ",
+         "'question' is int 42"),
+    Case("q-answers-string", {"q.jsonl": q(answers="paris")}, questions(), "{tmp}/q.jsonl:1: ",
+         "'answers' is the string 'paris'; expected a list"),
+    Case("q-empty-answer", {"q.jsonl": q(answers=["paris", ""])}, questions(),
+         "{tmp}/q.jsonl:1: ", "'answers'[1] is an empty string"),
+    Case("q-no-topic", {"q.jsonl": q(topic_entities=[])}, questions(), "{tmp}/q.jsonl:1: ",
+         "'topic_entities' is an empty list"),
+    Case("q-empty-topic", {"q.jsonl": q() + "\n" + q(id="q1", topic_entities=[""])}, questions(),
+         "{tmp}/q.jsonl:2: ", "'topic_entities'[0] is an empty string"),
+    Case("q-blank-topic", {"q.jsonl": q(topic_entities=["france", "   "])}, questions(),
+         "{tmp}/q.jsonl:1: ", "'topic_entities'[1] is an empty string"),
+    Case("q-numeric-topic", {"q.jsonl": q(topic_entities=[7])}, questions(), "{tmp}/q.jsonl:1: ",
+         "'topic_entities'[0] is int 7"),
+    Case("q-null-topic", {"q.jsonl": q(topic_entities=[None])}, questions(), "{tmp}/q.jsonl:1: ",
+         "'topic_entities'[0] is null"),
+    Case("q-topic-string", {"q.jsonl": q(topic_entities="france")}, questions(),
+         "{tmp}/q.jsonl:1: ", "'topic_entities' is the string 'france'; expected a list"),
+    Case("q-bad-gold-path", {"q.jsonl": q(gold_path=[["a", "r"]])}, questions(),
+         "{tmp}/q.jsonl:1: ", "'gold_path' must be a list of [head, relation, tail]"),
+    Case("q-duplicate-id", {"q.jsonl": q() + "\n\n" + q() + "\n"}, questions(),
+         "{tmp}/q.jsonl:3: ", "duplicate id 'q0' (first on line 1)"),
+    Case("q-duplicate-key", {"q.jsonl": '{"id": "a", "id": "b"}\n'}, questions(),
+         "{tmp}/q.jsonl:1: ", "duplicate key 'id'"),
+    Case("q-empty-file", {"q.jsonl": "\n\n"}, questions(), "{tmp}/q.jsonl:1: ",
+         "file has no questions"),
+    Case("q-bad-utf8", {"q.jsonl": q().encode() + b"\n\x80\n"}, questions(), "{tmp}/q.jsonl:2: ",
+         "not valid UTF-8"),
+    # ----------------------------------------------------------- PathQuestion format
+    Case("pq-2-columns", {"pq.txt": "q\tb(b/)\n"}, pathquestion(), "{tmp}/pq.txt:1: ",
+         "2 tab-separated columns; expected 3"),
+    Case("pq-4-columns", {"pq.txt": "q\tb(b/)\ta#r#b\tx\n"}, pathquestion(), "{tmp}/pq.txt:1: ",
+         "4 tab-separated columns"),
+    Case("pq-bad-answer-column", {"pq.txt": "q\tb\ta#r#b\n"}, pathquestion(), "{tmp}/pq.txt:1: ",
+         "answer column 'b'; expected 'first(a1/a2/)'"),
+    Case("pq-short-path", {"pq.txt": "q\tb(b/)\ta#r\n"}, pathquestion(), "{tmp}/pq.txt:1: ",
+         "path 'a#r'; expected"),
+    Case("pq-empty-path-element", {"pq.txt": "q\tb(b/)\ta##b\n"}, pathquestion(),
+         "{tmp}/pq.txt:1: ", "path 'a##b'; expected"),
+    Case("pq-empty-question", {"pq.txt": "q\tb(b/)\ta#r#b\n \tb(b/)\ta#r#b\n"}, pathquestion(),
+         "{tmp}/pq.txt:2: ", "empty question"),
+    Case("pq-gold-entity-not-in-kb", {"pq.txt": "q\tzz(zz/)\ta#r#zz\n"}, pathquestion(),
+         "{tmp}/pq.txt:1: ", "has an entity that is not in the KG"),
+    Case("pq-empty-file", {"pq.txt": "\n"}, pathquestion(), "{tmp}/pq.txt:1: ",
+         "file has no questions"),
+    # ----------------------------------------------------------- RoG format
+    Case("rog-missing-graph", {"test.jsonl": rog(graph=...)}, rog_source(test="test.jsonl"),
+         "{tmp}/test.jsonl:1: ", "missing RoG field(s) ['graph']"),
+    Case("rog-empty-topic", {"test.jsonl": rog(q_entity=[""])}, rog_source(test="test.jsonl"),
+         "{tmp}/test.jsonl:1: ", "'q_entity'[0] is ''"),
+    Case("rog-invalid-json", {"test.jsonl": rog() + "\n{oops\n"}, rog_source(test="test.jsonl"),
+         "{tmp}/test.jsonl:2: ", "invalid JSON"),
+    Case("rog-bad-graph", {"test.jsonl": rog(graph=[["a", "r"]])}, rog_source(test="test.jsonl"),
+         "{tmp}/test.jsonl:1: ", "'graph' must be a list of [head, relation, tail]"),
+    Case("rog-not-gzip", {"test.jsonl.gz": b"plain text"}, rog_source(test="test.jsonl.gz"),
+         "{tmp}/test.jsonl.gz:1: ", "not a readable gzip file"),
+    # ----------------------------------------------------------- paths
+    Case("path-kg-empty", {"q.jsonl": QS_OK}, prepare("", "{tmp}/q.jsonl"),
+         "data.source.kg_path is empty", "expected the path of a file"),
+    Case("path-kg-blank", {"q.jsonl": QS_OK}, prepare("  ", "{tmp}/q.jsonl"),
+         "data.source.kg_path is empty", "expected the path of a file"),
+    Case("path-kg-directory", {"q.jsonl": QS_OK, "kgdir/x": ""},
+         prepare("{tmp}/kgdir", "{tmp}/q.jsonl"), "{tmp}/kgdir: ",
+         "is a directory, expected a file (data.source.kg_path)"),
+    Case("path-kg-missing", {"q.jsonl": QS_OK}, prepare("{tmp}/nope.tsv", "{tmp}/q.jsonl"),
+         "{tmp}/nope.tsv: ", "no such file (data.source.kg_path)"),
+    Case("path-questions-empty", {"kg.tsv": TSV_OK}, prepare("{tmp}/kg.tsv", ""),
+         "data.source.questions_path is empty", "expected the path of a file"),
+    Case("path-questions-directory", {"kg.tsv": TSV_OK, "qdir/x": ""},
+         prepare("{tmp}/kg.tsv", "{tmp}/qdir"), "{tmp}/qdir: ",
+         "is a directory, expected a file (data.source.questions_path)"),
+    Case("path-split-missing", {"kg.tsv": TSV_OK, "q.jsonl": QS_OK},
+         prepare("{tmp}/kg.tsv", None, split_paths={"train": "{tmp}/q.jsonl", "val": "{tmp}/v"}),
+         "{tmp}/v: ", "no such file (data.source.split_paths.val)"),
+    Case("path-rog-missing", {}, rog_source(test="none.jsonl"), "{tmp}/none.jsonl: ",
+         "no such file (data.source.files.test)"),
+    Case("path-pathquestion-root", {},
+         lambda tmp: PathQuestionSource("PQ-2H", root=str(tmp)).load(), "{tmp}/PQ-2H.txt: ",
+         "no such file (data.source.root)"),
+    Case("path-reader-directory", {"d/x": ""}, triples("d"), "{tmp}/d: ",
+         "is a directory, expected a file"),
+    # ----------------------------------------------------------- splits
+    Case("split-3-questions", {"kg.tsv": TSV_OK, "q.jsonl": questions_of(3)},
+         prepare("{tmp}/kg.tsv", "{tmp}/q.jsonl"), "{tmp}/q.jsonl: ",
+         "3 questions in 3 groups (questions with the same gold path stay together) give "
+         "train 2 / val 1 / test 0 with ratios 0.8/0.1/0.1"),
+    Case("split-1-question", {"kg.tsv": TSV_OK, "q.jsonl": questions_of(1)},
+         prepare("{tmp}/kg.tsv", "{tmp}/q.jsonl"), "{tmp}/q.jsonl: ",
+         "give train 1 / val 0 / test 0"),
+    Case("split-2-gold-paths", {"kg.tsv": TSV_OK, "q.jsonl": questions_of(30, paths=2)},
+         prepare("{tmp}/kg.tsv", "{tmp}/q.jsonl"), "{tmp}/q.jsonl: ",
+         "30 questions in 2 groups"),
+    Case("split-question-level", {"kg.tsv": TSV_OK, "q.jsonl": questions_of(1)},
+         prepare("{tmp}/kg.tsv", "{tmp}/q.jsonl", split_ratios=(0.5, 0.5, 0.0),
+                 split_group_by="question", split_seed=3),
+         "{tmp}/q.jsonl: ", "train 1 / val 0 / test 0 with ratios 0.5/0.5/0 (seed 3, "
+         "group_by=question); 2 or more questions"),
+]  # fmt: skip
+
+
+def _write(tmp: Path, files: dict[str, str | bytes]) -> None:
+    for name, content in files.items():
+        path = tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def test_the_corpus_is_large_and_every_id_unique():
+    assert len(CASES) >= 60
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_malformed_input_is_one_line_naming_file_and_line(tmp_path, case):
+    _write(tmp_path, case.files)
+    where = case.where.format(tmp=tmp_path)
+    with pytest.raises(InputError, match="^" + re.escape(where)) as err:
+        case.run(tmp_path)
+    msg = str(err.value)
+    assert msg.splitlines() == [msg] and msg.isprintable(), msg
+    assert case.says in msg, msg
+    assert not (tmp_path / "artifacts" / "data").exists()  # nothing prepared, nothing half-made
+
+
+# ----------------------------------------------------------------- nothing is half-written
+def _custom(tmp: Path, kg_text: str = TSV_OK, q_text: str = QS_OK) -> KGQADataModule:
+    (tmp / "kg.tsv").write_text(kg_text)
+    (tmp / "q.jsonl").write_text(q_text)
+    src = CustomSource("c", str(tmp / "kg.tsv"), str(tmp / "q.jsonl"))
+    return KGQADataModule(src, artifacts_dir=str(tmp / "artifacts"))
+
+
+def _leftovers(tmp: Path) -> list[str]:
+    data = tmp / "artifacts" / "data"
+    return sorted(p.name for p in data.iterdir()) if data.exists() else []
+
+
+@pytest.mark.parametrize("stage", ["kg", "questions", "stats"])
+def test_a_preparation_that_fails_while_writing_leaves_nothing(tmp_path, monkeypatch, stage):
+    dm = _custom(tmp_path)
+
+    def boom(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    target = {
+        "kg": (KnowledgeGraph, "save"),
+        "questions": ("lokg.data.datamodule.write_questions", None),
+        "stats": (Path, "write_text"),
+    }[stage]
+    if target[1] is None:
+        monkeypatch.setattr(target[0], boom)
+    else:
+        monkeypatch.setattr(*target, boom)
+    with pytest.raises(OSError, match="No space left"):
+        dm.prepare_data()
+    monkeypatch.undo()
+    assert _leftovers(tmp_path) == []  # neither the dataset directory nor its temporary copy
+    dm.prepare_data()  # and the next run prepares from scratch
+    dm.setup()
+    assert _leftovers(tmp_path) == [dm.artifact_dir.name]
+    assert sum(len(v) for v in dm.questions.values()) == 20
+
+
+def test_a_preparation_that_fails_on_its_input_creates_no_directory(tmp_path):
+    dm = _custom(tmp_path, q_text=questions_of(2))
+    with pytest.raises(InputError, match="give train"):
+        dm.prepare_data()
+    assert not (tmp_path / "artifacts").exists()
+    dm = _custom(tmp_path, kg_text="a\tr\n")
+    with pytest.raises(InputError, match=r"kg\.tsv:1: "):
+        dm.prepare_data()
+    assert not (tmp_path / "artifacts").exists()
