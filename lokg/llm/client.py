@@ -2,21 +2,40 @@
 the local llama.cpp server), built on the official ``openai`` package.
 
 The client owns everything around a call: the API key (read from the environment
-only, never logged or shown in ``repr``), the response cache, retries with exponential
-backoff and jitter, a bound on concurrent requests, and token/call accounting.
+only, redacted from every message and log line it produces, never shown in ``repr``),
+the response cache, retries with exponential backoff and jitter (or the server's
+``Retry-After``), a bound on concurrent requests, and token/call accounting.
 Generation defaults follow Table 4: temperature 0, generation limit 512.
+
+What a failed attempt means (:func:`status_outcome`):
+
+======================================================  =========  ======================
+answer                                                  retried    then
+======================================================  =========  ======================
+timeout, connection reset, 408, 409, 425, 429, 5xx,     yes        :class:`LLMCallFailed`
+200 with a body not UTF-8 / not JSON / without content             (question failed)
+other 4xx: 400, 413, 422 (prompt too long, filtered)    no         :class:`LLMCallFailed`
+401, 402, 403, 404, 405 (key, credit, model, endpoint)  no         :class:`LLMFatalError`
+======================================================  =========  ======================
+
+A question that failed is recorded as failed and asked again by a rerun; a fatal answer
+stops the run, and after it the client sends nothing more.
 """
 
 from __future__ import annotations
 
+import email.utils
 import json
 import logging
+import math
 import os
 import random
+import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import openai
 
@@ -50,6 +69,39 @@ class _MalformedResponse(Exception):
     """The server answered 200 with no usable message (retryable)."""
 
 
+#: Answers every later question would get too: the run stops before sending more
+#: (401 bad key, 402 no credit, 403 no access, 404 unknown model or endpoint, 405 wrong
+#: endpoint).
+FATAL_STATUSES = frozenset({401, 402, 403, 404, 405})
+#: Transient answers, retried (as is every 5xx): 408 request timeout, 409 conflict,
+#: 425 too early, 429 rate limit. Any other 4xx (400, 413, 422, ...) rejects this
+#: question's request: it fails the question at once (the same prompt would be rejected
+#: again) and the run goes on.
+RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
+OUTCOMES = ("retry", "question", "fatal")
+#: words in an error body that say the prompt is too long (they only label the reason)
+_TOO_LONG = ("context length", "context_length", "context window", "maximum context",
+             "too long", "too many tokens", "too large", "reduce the length")  # fmt: skip
+#: what the API key is replaced with in every message and log line the client produces
+MASK = "***"
+_MIN_FRAGMENT = 8
+_EXCERPT_CHARS = 200
+
+
+def status_outcome(status: int) -> str:
+    """What a non-2xx HTTP ``status`` means for the call: one of :data:`OUTCOMES`.
+
+    ``"fatal"`` stops the run (:data:`FATAL_STATUSES`); ``"retry"`` retries with backoff
+    (:data:`RETRYABLE_STATUSES`, 5xx, anything unexpected outside 4xx); ``"question"``
+    fails this question at once (any other 4xx: the server rejected this request).
+    """
+    if status in FATAL_STATUSES:
+        return "fatal"
+    if status in RETRYABLE_STATUSES or not 400 <= status < 500:
+        return "retry"
+    return "question"
+
+
 def backoff_delay(attempt: int, base_s: float, max_s: float, rng: random.Random) -> float:
     """Delay before retry number ``attempt`` (1-based): exponential with equal jitter.
 
@@ -58,6 +110,139 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, rng: random.Random)
     """
     d = min(max_s, base_s * 2.0 ** (attempt - 1))
     return d / 2.0 + rng.uniform(0.0, d / 2.0)
+
+
+def retry_after_s(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """The wait a server asks for, in seconds, or None when it asks for none (or garbles it).
+
+    Reads ``retry-after-ms`` (OpenAI's milliseconds) first, then ``Retry-After`` as
+    seconds or as an HTTP-date (RFC 9110 §10.2.3); a date in the past means 0.
+    """
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms) / 1000.0
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value) and value >= 0:
+            return value
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        pass
+    else:
+        return value if math.isfinite(value) and value >= 0 else None
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with every trace of ``secret`` replaced by :data:`MASK`.
+
+    Removes the whole secret, any fragment of it of 8 or more characters (a provider
+    echoing the first part of a key), and masked echoes that end in its last four
+    characters (``sk-...abcd``, ``sk-proj-****abcd``).
+    """
+    if not secret:
+        return text
+    out = text.replace(secret, MASK)
+    if len(secret) > _MIN_FRAGMENT:
+        while True:
+            best = ""
+            for i in range(len(secret) - _MIN_FRAGMENT + 1):
+                j = i + _MIN_FRAGMENT
+                if secret[i:j] not in out:
+                    continue
+                while j < len(secret) and secret[i : j + 1] in out:
+                    j += 1
+                if j - i > len(best):
+                    best = secret[i:j]
+            if not best:
+                break
+            out = out.replace(best, MASK)
+    if len(secret) >= _MIN_FRAGMENT:
+        tail = re.escape(secret[-4:])
+        out = re.sub(r"[^\s\"']*(?:\*|\u2026|\.\.\.)[^\s\"']*?" + tail, MASK, out)
+    return out
+
+
+def _one_line(text: str, limit: int = _EXCERPT_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _error_excerpt(body: bytes) -> str:
+    """The server's own error message from an error body, on one short line."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return _one_line(text)
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            err = err.get("message") or err.get("detail") or err
+        elif "detail" in data:
+            err = data["detail"]
+        text = err if isinstance(err, str) else json.dumps(err, ensure_ascii=False)
+    return _one_line(text)
+
+
+def parse_completion(body: bytes) -> tuple[str, int | None, int | None]:
+    """``(content, prompt_tokens, completion_tokens)`` of a 200 chat-completion body.
+
+    Raises:
+        _MalformedResponse: with a one-line reason, when the body is not UTF-8, not JSON,
+            or has no non-empty ``choices[0].message.content``.
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _MalformedResponse(
+            f"body is not valid UTF-8 (byte {exc.start} of {len(body)})"
+        ) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _MalformedResponse(
+            f"body is not JSON ({exc.msg} at char {exc.pos} of {len(text)})"
+        ) from None
+    if not isinstance(data, dict):
+        raise _MalformedResponse(f"body is a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        if "error" in data:
+            raise _MalformedResponse(f"error in a 200 body: {_error_excerpt(body)}")
+        raise _MalformedResponse("no choices in the response")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        raise _MalformedResponse("no message content in the response")
+    if not content.strip():
+        raise _MalformedResponse("empty answer")
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (pt, ct))
+    return content.strip(), (pt if ok else None), (ct if ok else None)
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """One failed attempt: what it means (one of :data:`OUTCOMES`), why, and the wait the
+    server asked for."""
+
+    outcome: str
+    reason: str
+    retry_after_s: float | None = None
 
 
 class ChatClient:
@@ -79,15 +264,19 @@ class ChatClient:
         extra_body: extra JSON fields for the request body (provider options); part of
             the cache key.
         seed: seed of the jitter generator.
+        name: the reader's name in labels and messages (default: ``model``).
+        retry_after_max_s: the longest wait honoured from a server's ``Retry-After``
+            (a longer one is cut to this); used instead of the jittered backoff.
 
     Raises:
         MissingAPIKeyError: ``api_key_env`` is set but the variable is not.
         ValueError: an out-of-range argument.
 
-    Retried: timeouts, connection errors, HTTP 429 and 5xx, and 200 answers without a
-    non-empty message. Not retried (:class:`LLMFatalError`): other 4xx (bad request,
-    authentication, unknown model). A call that exhausts its attempts raises
-    :class:`LLMCallFailed`.
+    Retried (up to ``max_attempts``, then :class:`LLMCallFailed`): timeouts, connection
+    errors, HTTP 408/409/425/429 and 5xx, and 200 answers whose body is not UTF-8, not
+    JSON, or has no non-empty message. Not retried: a 4xx that rejects this request (400,
+    413, 422, ...: :class:`LLMCallFailed` at once) and the run-fatal 401/402/403/404/405
+    (:class:`LLMFatalError`; the client then refuses every later call).
     """
 
     def __init__(
@@ -106,6 +295,7 @@ class ChatClient:
         extra_body: dict | None = None,
         seed: int = 0,
         name: str | None = None,
+        retry_after_max_s: float = 60.0,
     ) -> None:
         if not model:
             raise ValueError("ChatClient: 'model' must be a non-empty model id")
@@ -115,8 +305,11 @@ class ChatClient:
             raise ValueError(f"ChatClient: 'max_concurrency' must be >= 1, got {max_concurrency}")
         if max_tokens < 1:
             raise ValueError(f"ChatClient: 'max_tokens' must be >= 1, got {max_tokens}")
-        if timeout_s <= 0 or backoff_base_s < 0 or backoff_max_s < 0:
-            raise ValueError("ChatClient: 'timeout_s' must be > 0 and backoff delays >= 0")
+        if timeout_s <= 0 or backoff_base_s < 0 or backoff_max_s < 0 or retry_after_max_s < 0:
+            raise ValueError(
+                "ChatClient: 'timeout_s' must be > 0, and backoff_base_s, backoff_max_s and "
+                "retry_after_max_s >= 0"
+            )
         self.name = name or model
         self.model = model
         self._base_url = base_url
@@ -131,12 +324,14 @@ class ChatClient:
         else:
             key = "no-key"
         self.__api_key = key
+        self.__secret = key if api_key_env is not None else None
         self.temperature = float(temperature)
         self.max_tokens = int(max_tokens)
         self.timeout_s = float(timeout_s)
         self.max_attempts = int(max_attempts)
         self.backoff_base_s = float(backoff_base_s)
         self.backoff_max_s = float(backoff_max_s)
+        self.retry_after_max_s = float(retry_after_max_s)
         self.max_concurrency = int(max_concurrency)
         self.extra_body = dict(extra_body) if extra_body else None
         self.cache = ResponseCache(cache_path) if cache_path is not None else None
@@ -147,6 +342,8 @@ class ChatClient:
         self._client_lock = threading.Lock()
         #: client-wide totals: every call, whether answered by the API or the cache.
         self.totals = CallLedger()
+        #: the message of the run-fatal answer, once one came: no request is sent after it
+        self._fatal: str | None = None
 
     def __repr__(self) -> str:
         return (
@@ -181,12 +378,45 @@ class ChatClient:
             params["extra_body"] = self.extra_body
         return params
 
-    def _sleep_before_retry(self, attempt: int) -> None:
-        with self._rng_lock:
-            delay = backoff_delay(attempt, self.backoff_base_s, self.backoff_max_s, self._rng)
-        time.sleep(delay)
+    def redact(self, text: str) -> str:
+        """``text`` without the API key (see :func:`redact`)."""
+        return redact(text, self.__secret)
 
-    def _request(self, messages: list[dict]) -> tuple[str, Usage]:
+    def _warn(self, msg: str, *args) -> None:
+        log.warning("%s", self.redact(msg % args if args else msg))
+
+    def _retry_delay(self, attempt: int, failure: _Failure) -> float:
+        """The server's ``Retry-After`` (capped at ``retry_after_max_s``) when it sent one,
+        else the jittered exponential backoff."""
+        if failure.retry_after_s is not None:
+            return min(failure.retry_after_s, self.retry_after_max_s)
+        with self._rng_lock:
+            return backoff_delay(attempt, self.backoff_base_s, self.backoff_max_s, self._rng)
+
+    def _status_failure(self, status: int, headers: Mapping[str, str], body: bytes) -> _Failure:
+        outcome = status_outcome(status)
+        excerpt = _error_excerpt(body)
+        if outcome == "fatal":
+            what = {
+                401: f"the API key in ${self.api_key_env} was refused"
+                if self.api_key_env
+                else "the endpoint requires an API key (set llm.client.api_key_env)",
+                402: "payment required (is the account out of credit?)",
+                403: f"the key may not use model {self.model!r}",
+                404: f"model {self.model!r} or endpoint {self.base_url()} not found",
+                405: f"{self.base_url()} does not accept chat completions",
+            }[status]
+            reason = f"llm={self.name}: HTTP {status}: {what}; stopping before more questions"
+            return _Failure("fatal", f"{reason} (server: {excerpt})" if excerpt else reason)
+        if outcome == "question":
+            too_long = status == 413 or any(w in excerpt.lower() for w in _TOO_LONG)
+            label = "prompt too long" if too_long else "request rejected"
+            return _Failure("question", f"HTTP {status} ({label}, not retried): {excerpt}")
+        return _Failure("retry", f"HTTP {status}: {excerpt}", retry_after_s(headers))
+
+    def _attempt(self, messages: list[dict]) -> tuple[str, Usage] | _Failure:
+        """One HTTP attempt: the answer, or what went wrong (never raises for the server's
+        behaviour; raises :class:`LLMFatalError` if an earlier call was fatal)."""
         kwargs = {
             "model": self.model,
             "messages": messages,
@@ -196,21 +426,32 @@ class ChatClient:
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body
         with self._slots:
-            resp = self._openai().chat.completions.create(**kwargs)
-        choices = getattr(resp, "choices", None)
-        if not isinstance(choices, list) or not choices:
-            raise _MalformedResponse(f"no choices in the response ({type(resp).__name__})")
-        message = getattr(choices[0], "message", None)
-        content = getattr(message, "content", None)
-        if not isinstance(content, str) or not content.strip():
-            raise _MalformedResponse("empty answer")
-        text = content.strip()
+            if self._fatal is not None:  # another thread's call was fatal: send nothing
+                raise LLMFatalError(self._fatal)
+            try:
+                raw = self._openai().chat.completions.with_raw_response.create(**kwargs)
+                body = raw.http_response.content
+            except openai.APITimeoutError:
+                return _Failure("retry", f"no answer within timeout_s={self.timeout_s:g}")
+            except openai.APIConnectionError as exc:
+                cause = exc.__cause__
+                detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
+                return _Failure("retry", f"connection failed ({_one_line(detail)})")
+            except openai.APIStatusError as exc:
+                response = exc.response
+                failure = self._status_failure(exc.status_code, response.headers, response.content)
+                if failure.outcome == "fatal":  # latch it while holding the slot, so that
+                    self._fatal = self.redact(failure.reason)  # no call queued behind sends
+                return failure
+            except openai.APIError as exc:
+                return _Failure("retry", f"malformed response ({type(exc).__name__})")
+        try:
+            text, pt, ct = parse_completion(body)
+        except _MalformedResponse as exc:
+            return _Failure("retry", f"malformed 200 response: {exc}")
         in_cl = messages_cl100k(messages)
         out_cl = cl100k_count(text)
-        usage = getattr(resp, "usage", None)
-        pt = getattr(usage, "prompt_tokens", None)
-        ct = getattr(usage, "completion_tokens", None)
-        if isinstance(pt, int) and isinstance(ct, int):
+        if pt is not None and ct is not None:
             return text, Usage(pt, ct, in_cl, out_cl, billed_reported=True)
         log.warning("%s: response without usage; billed tokens fall back to cl100k", self.name)
         return text, Usage(in_cl, out_cl, in_cl, out_cl, billed_reported=False)
@@ -219,9 +460,13 @@ class ChatClient:
         """Answer one chat request (cache first), recording it in ``ledger`` and ``totals``.
 
         Raises:
-            LLMCallFailed: every attempt failed with a retryable error.
-            LLMFatalError: the endpoint rejected the request (non-retryable 4xx).
+            LLMCallFailed: this question's call failed: every attempt hit a transient
+                fault, or the server rejected the request (400/413/422, ...).
+            LLMFatalError: a run-fatal answer (401/402/403/404/405), now or in an earlier
+                call of this client.
         """
+        if self._fatal is not None:
+            raise LLMFatalError(self._fatal)
         messages = [{"role": m["role"], "content": m["content"]} for m in messages]
         params = self.generation_params()
         key = cache_key(self.model, messages, params)
@@ -233,42 +478,47 @@ class ChatClient:
                 response = ChatResponse(text, usage, True, 0, time.perf_counter() - start)
                 self._record(response, ledger)
                 return response
-        reason = ""
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                text, usage = self._request(messages)
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                reason = f"{type(exc).__name__}: {exc}"
-            except (openai.RateLimitError, openai.InternalServerError) as exc:
-                reason = f"HTTP {exc.status_code}: {type(exc).__name__}"
-            except openai.APIStatusError as exc:
-                if exc.status_code == 429 or exc.status_code >= 500:
-                    reason = f"HTTP {exc.status_code}: {type(exc).__name__}"
-                else:
-                    raise LLMFatalError(
-                        f"llm={self.name}: the endpoint rejected the request with HTTP "
-                        f"{exc.status_code} ({type(exc).__name__}); check the model id and key"
-                    ) from exc
-            except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
-                reason = f"malformed response: {type(exc).__name__}"
-            except _MalformedResponse as exc:
-                reason = f"malformed response: {exc}"
-            else:
+        failure = _Failure("retry", "no attempt made")
+        attempt = 0
+        while attempt < self.max_attempts:
+            attempt += 1
+            outcome = self._attempt(messages)
+            if not isinstance(outcome, _Failure):
+                text, usage = outcome
                 response = ChatResponse(text, usage, False, attempt, time.perf_counter() - start)
                 if self.cache is not None:
                     request = {"model": self.model, "messages": messages, "params": params}
                     self.cache.put(key, self.model, request, text, usage)
                 self._record(response, ledger)
                 return response
-            log.warning(
-                "%s: attempt %d/%d failed (%s)", self.name, attempt, self.max_attempts, reason
+            failure = _Failure(outcome.outcome, self.redact(outcome.reason), outcome.retry_after_s)
+            if failure.outcome != "retry":
+                break
+            self._warn(
+                "%s: attempt %d/%d failed (%s)",
+                self.name,
+                attempt,
+                self.max_attempts,
+                failure.reason,
             )
             if attempt < self.max_attempts:
-                self._sleep_before_retry(attempt)
+                delay = self._retry_delay(attempt, failure)
+                if failure.retry_after_s is not None and failure.retry_after_s > delay:
+                    self._warn(
+                        "%s: the server asked to wait %.1f s; waiting retry_after_max_s=%g s",
+                        self.name,
+                        failure.retry_after_s,
+                        delay,
+                    )
+                time.sleep(delay)
         for book in (ledger, self.totals):
             if book is not None:
-                book.add_failed_attempts(self.max_attempts)
-        raise LLMCallFailed(reason, self.max_attempts)
+                book.add_failed_attempts(attempt)
+        if failure.outcome == "fatal":
+            raise LLMFatalError(failure.reason)
+        if failure.outcome == "question":
+            self._warn("%s: %s", self.name, failure.reason)
+        raise LLMCallFailed(failure.reason, attempt)
 
     def _record(self, response: ChatResponse, ledger: CallLedger | None) -> None:
         for book in (ledger, self.totals):

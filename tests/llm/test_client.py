@@ -78,12 +78,25 @@ def test_persistent_fault_raises_call_failed_after_max_attempts(scripted_server)
     assert ledger.calls == 0 and ledger.attempts == 4
 
 
-@pytest.mark.parametrize("code", [400, 401, 404])
-def test_client_error_is_fatal_and_not_retried(scripted_server, code):
-    scripted_server.script = [("status", code)]
+@pytest.mark.parametrize("code", [401, 402, 403, 404, 405])
+def test_run_fatal_answer_is_not_retried_and_stops_every_later_call(scripted_server, code):
+    scripted_server.script = [("status", code), ("ok", "Paris")]
+    client = make_client(scripted_server, max_attempts=5)
     with pytest.raises(LLMFatalError, match=f"HTTP {code}"):
-        make_client(scripted_server, max_attempts=5).chat(MSG)
+        client.chat(MSG)
+    with pytest.raises(LLMFatalError, match=f"HTTP {code}"):  # nothing more is sent
+        client.chat([{"role": "user", "content": "another question"}])
     assert len(scripted_server.requests) == 1
+
+
+@pytest.mark.parametrize("code", [400, 413, 422])
+def test_rejected_request_fails_the_question_at_once(scripted_server, code):
+    scripted_server.script = [("status", code), ("ok", "Paris")]
+    client = make_client(scripted_server, max_attempts=5)
+    with pytest.raises(LLMCallFailed, match=f"HTTP {code}") as info:
+        client.chat(MSG)
+    assert info.value.attempts == 1 and len(scripted_server.requests) == 1
+    assert client.chat([{"role": "user", "content": "next"}]).text == "Paris"  # run goes on
 
 
 def test_missing_usage_falls_back_to_cl100k(scripted_server):
