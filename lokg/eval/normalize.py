@@ -44,7 +44,7 @@ def normalize_answer(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower()
     spaced = "".join(" " if _is_separator(ch) else ch for ch in text)
     words = [w for w in _SPACE.split(spaced) if w and w not in _ARTICLES]
-    if not words and any(_is_separator(ch) for ch in text):  # rule 6: punctuation only
+    if not words and not any(ch.isalnum() for ch in text):  # rule 6: punctuation only
         return " ".join(_SPACE.split(text.strip()))
     return " ".join(words)
 

@@ -63,7 +63,9 @@ def test_non_string_is_rejected():
 def test_normalisation_is_idempotent(s):
     n = normalize_answer(s)
     assert normalize_answer(n) == n
-    assert n == n.strip() and "  " not in n and "_" not in n
+    assert n == n.strip() and "  " not in n
+    if any(ch.isalnum() for ch in n):  # rule 6 keeps a punctuation-only answer as it is
+        assert "_" not in n
 
 
 def test_a_punctuation_only_answer_keeps_its_own_form():
