@@ -99,6 +99,8 @@ class EvaluateConfig(_JobConfig):
     split: str = "test"
     limit: int | None = None
     budget: int = 2048
+    budget_scope: str = "evidence"
+    answer_without_evidence: bool = False
     method: str = "LOKG"
     configuration: str = "lokg"
     ablation: str = "full"

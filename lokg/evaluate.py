@@ -28,7 +28,7 @@ from lokg.eval.runner import run_questions
 from lokg.eval.tables import ABLATIONS, RunSummary, write_run_summary
 from lokg.llm import build_reader
 from lokg.paper import departures
-from lokg.pipeline import LOKG
+from lokg.pipeline import BUDGET_SCOPES, LOKG
 from lokg.tokens import check_budget
 from lokg.train import format_stats, instantiate_list, resolve_seed
 
@@ -54,9 +54,9 @@ def run_key(cfg: DictConfig, provenance: dict | None = None) -> str:
     """Hash of what determines the answers and their label: the config (no paths, loggers or
     tags), the row labels (so two names never share a summary) and the identities of the
     artifacts used (graph, SCOS and GAT directories, retriever cache)."""
-    keys = ("data", "scos", "retriever", "encoder", "llm", "embedder", "budget", "split",
-            "limit", "seed", "scos_dir", "gat_dir", "method", "configuration",
-            "ablation")  # fmt: skip
+    keys = ("data", "scos", "retriever", "encoder", "llm", "embedder", "budget",
+            "budget_scope", "answer_without_evidence", "split", "limit", "seed", "scos_dir",
+            "gat_dir", "method", "configuration", "ablation")  # fmt: skip
     plain = {k: OmegaConf.to_container(cfg, resolve=True).get(k) for k in keys}
     return config_key(_strip_machine(plain), provenance or {})
 
@@ -85,10 +85,30 @@ def configuration_line(cfg: DictConfig, departed: list[str]) -> str:
     return f"{head}: departs from the paper in\n" + "\n".join(f"  - {d}" for d in departed)
 
 
+def warn_no_evidence(records, skipped: bool) -> int:
+    """One warning line counting the questions recorded as ``no_evidence``; returns the count.
+
+    ``skipped``: their LLM call was skipped (an LLM reader and ``answer_without_evidence``
+    false).
+    """
+    n = sum(bool(r.extra.get("no_evidence")) for r in records)
+    if n:
+        what = "their LLM call was skipped" if skipped else "they were answered without evidence"
+        noun = "question had" if n == 1 else "questions had"
+        log.warning(
+            "%d %s no evidence (unknown topic entity or empty retrieval); %s", n, noun, what
+        )
+    return n
+
+
 def run(cfg: DictConfig) -> dict:
     """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics."""
     configure_console(cfg.verbose)
     budget = check_budget(cfg.budget)
+    if cfg.budget_scope not in BUDGET_SCOPES:
+        raise ValueError(
+            f"budget_scope={cfg.budget_scope!r}; expected one of {list(BUDGET_SCOPES)}"
+        )
     if cfg.split not in SPLITS:
         raise ValueError(f"split={cfg.split!r}; expected one of {SPLITS}")
     if cfg.limit is not None and cfg.limit <= 0:
@@ -130,6 +150,7 @@ def run(cfg: DictConfig) -> dict:
     finally:
         reader.close()
     metrics = aggregate(r.score() for r in records)
+    warn_no_evidence(records, skipped=reader.uses_llm and not cfg.answer_without_evidence)
     dataset = datamodule.name
     print(
         f"{cfg.method} on {dataset}/{cfg.split} ({len(records)} questions, B={budget}, "

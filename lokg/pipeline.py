@@ -10,6 +10,15 @@ returns a :class:`PipelineOutput` (what happened); ``lokg.eval`` turns it into i
 ``LOKG.from_config`` builds it from a composed Hydra config and the offline artifacts
 (``train.py model=transe`` -> SCOS, ``train.py model=gat`` -> attention). Importing this
 module or constructing ``LOKG`` loads no Lightning and nothing of ``lokg.eval``.
+
+The budget B is checked on the exact evidence string placed in the prompt for every encoder
+that promises it (ITTC, truncate); a violation fails that question (:class:`BudgetExceeded`,
+a :class:`~lokg.errors.QuestionFailed` the evaluation loop records) and the run goes on.
+``budget_scope`` says what B caps: ``evidence`` (the paper's: the evidence block) or
+``prompt`` (the whole first prompt: template, question and evidence, for an API user who pays
+for all of it). A question whose topic entities are all unknown to the graph, or whose
+evidence comes out empty, is marked ``no_evidence`` and its LLM call is skipped unless
+``answer_without_evidence``.
 """
 
 from __future__ import annotations
@@ -19,15 +28,29 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lokg.errors import QuestionFailed
 from lokg.ittc.encoder import EncodedContext, Encoder
 from lokg.retrieval import PerQuestionRetriever, RetrievalResult, Retriever
 from lokg.tokens import check_budget
 from lokg.typing import Question
 
-__all__ = ["LOKG", "NUM_BOOST_CANDIDATES", "PipelineOutput"]
+__all__ = ["BUDGET_SCOPES", "LOKG", "NUM_BOOST_CANDIDATES", "BudgetExceeded", "PipelineOutput"]
 
 #: candidate answers (TAIMR's coarse filter) whose triples get alpha = lambda_boost, Eq. (10)
 NUM_BOOST_CANDIDATES = 5
+#: what the budget B caps (the top-level ``budget_scope`` key): the evidence block (the
+#: paper's) or the whole first prompt (template + question + evidence)
+BUDGET_SCOPES = ("evidence", "prompt")
+#: re-encodings allowed when the whole prompt counts more than its parts (``prompt`` scope)
+_PROMPT_FIT_TRIES = 4
+
+
+class BudgetExceeded(QuestionFailed):
+    """The evidence (or, with ``budget_scope=prompt``, the prompt) of one question is over B.
+
+    Raised instead of sending it; the evaluation loop records the question as failed with
+    ``reason`` and goes on (no call was made: ``attempts`` is 0).
+    """
 
 
 @dataclass(frozen=True)
@@ -42,7 +65,12 @@ class PipelineOutput:
         prompt: the exact chat messages sent (empty for the extractive reader).
         context: the encoded evidence; ``context.text`` is placed in the prompt verbatim.
         retrieval: the retriever's result.
-        budget: the token budget B the evidence was built for.
+        budget: the token budget B (of the evidence, or of the whole prompt: ``budget_scope``).
+        budget_scope: ``"evidence"`` or ``"prompt"`` (:data:`BUDGET_SCOPES`).
+        evidence_budget: the budget the evidence was encoded for: B, or with
+            ``budget_scope="prompt"`` B minus the prompt's tokens without evidence.
+        no_evidence: no topic entity was found in the graph or the evidence is empty; the LLM
+            call was skipped unless ``answer_without_evidence`` (then ``prompt`` is empty).
         accounting: the reader's call ledger (calls, prompt/completion tokens, ...).
         retrieval_latency_s, llm_latency_s: wall times in seconds.
     """
@@ -55,6 +83,9 @@ class PipelineOutput:
     context: EncodedContext
     retrieval: RetrievalResult
     budget: int
+    budget_scope: str = "evidence"
+    evidence_budget: int | None = None
+    no_evidence: bool = False
     accounting: dict = field(default_factory=dict)
     retrieval_latency_s: float = 0.0
     llm_latency_s: float = 0.0
@@ -77,9 +108,15 @@ class LOKG:
         retriever: a :class:`~lokg.retrieval.Retriever`.
         encoder: an ITTC / naive / truncate encoder.
         reader: an LLM reader or the extractive reader.
-        budget: token budget B for the evidence block (the top-level ``budget`` key).
+        budget: token budget B (the top-level ``budget`` key).
         cache_dir: where the retriever persists its cache (``None``: not persisted).
         provenance: identities of the artifacts answers depend on (enters evaluate's key).
+        budget_scope: what B caps, one of :data:`BUDGET_SCOPES`: ``"evidence"`` (the paper's)
+            or ``"prompt"`` (template + question + evidence, counted with the encoder's
+            tokenizer; the reader says what its prompt costs). The naive "w/o ITTC" encoder
+            is cut to neither (Table 6).
+        answer_without_evidence: ask the LLM even when a question has no evidence (default
+            False: the call is skipped and the question recorded as ``no_evidence``).
     """
 
     def __init__(
@@ -90,6 +127,8 @@ class LOKG:
         budget: int = 2048,
         cache_dir: str | os.PathLike | None = None,
         provenance: dict[str, str | None] | None = None,
+        budget_scope: str = "evidence",
+        answer_without_evidence: bool = False,
     ):
         if not isinstance(retriever, Retriever):
             raise TypeError(
@@ -100,6 +139,17 @@ class LOKG:
         self.encoder = encoder
         self.reader = reader
         self.budget = check_budget(budget)
+        if budget_scope not in BUDGET_SCOPES:
+            raise ValueError(
+                f"budget_scope={budget_scope!r}; expected one of {list(BUDGET_SCOPES)}"
+            )
+        if budget_scope == "prompt" and not hasattr(reader, "prompt_overhead"):
+            raise TypeError(
+                f"LOKG: budget_scope='prompt' needs a reader that counts its prompt "
+                f"(prompt_overhead, prompt_tokens); {type(reader).__name__} does not"
+            )
+        self.budget_scope = budget_scope
+        self.answer_without_evidence = bool(answer_without_evidence)
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
         if self.cache_dir is not None:
             retriever.load_cache(self.cache_dir)
@@ -167,7 +217,16 @@ class LOKG:
                 train_questions=train_questions,
             )
             cache_dir = datamodule.artifact_dir / "retriever_cache"
-        return cls(retriever, encoder, reader, budget, cache_dir, provenance)
+        return cls(
+            retriever,
+            encoder,
+            reader,
+            budget,
+            cache_dir,
+            provenance,
+            budget_scope=cfg.get("budget_scope", "evidence"),
+            answer_without_evidence=bool(cfg.get("answer_without_evidence", False)),
+        )
 
     # ------------------------------------------------------------------ steps
     def retrieve(self, question: Question) -> RetrievalResult:
@@ -187,16 +246,46 @@ class LOKG:
         )
 
     def answer(self, question: Question, budget: int | None = None) -> PipelineOutput:
-        """Retrieve, encode under the budget, and make the single reader call."""
+        """Retrieve, encode under the budget, and make the single reader call.
+
+        The call is skipped (0 calls, no answers) when the question has no evidence: none of
+        its topic entities is in the graph, or the evidence came out empty; unless
+        ``answer_without_evidence``, or the reader makes no LLM call (the extractive reader
+        still ranks the retriever's candidates).
+
+        Raises:
+            BudgetExceeded: the evidence sent would exceed B (an encoder that promises B broke
+                it), or with ``budget_scope="prompt"`` the prompt would: B is smaller than the
+                prompt without evidence, or no evidence budget makes it fit.
+        """
         b = self.budget if budget is None else check_budget(budget)
         t0 = time.perf_counter()
         retrieval = self.retrieve(question)
         retrieval_latency = time.perf_counter() - t0
-        context = self.encode(retrieval, question, b)
-        # ITTC and truncation guarantee this; checked on the exact block the prompt receives
-        if self.encoder.respects_budget and context.num_tokens > b:
-            raise RuntimeError(
-                f"{question.id}: evidence has {context.num_tokens} tokens > budget {b}"
+        evidence_budget = b
+        if self.budget_scope == "prompt":
+            overhead = self.reader.prompt_overhead(question.text, self.encoder.tokenizer)
+            evidence_budget = self._evidence_room(question, b, overhead)
+        context = self._encode_checked(retrieval, question, evidence_budget)
+        if self.budget_scope == "prompt" and self.encoder.respects_budget:
+            context, evidence_budget = self._fit_prompt(
+                retrieval, question, b, context, evidence_budget
+            )
+        no_evidence = self._no_evidence(retrieval, context)
+        if self._skips(retrieval, context):
+            return PipelineOutput(
+                question=question,
+                answers=[],
+                output="",
+                reader=self.reader.label,
+                prompt=[],
+                context=context,
+                retrieval=retrieval,
+                budget=b,
+                budget_scope=self.budget_scope,
+                evidence_budget=evidence_budget,
+                no_evidence=True,
+                retrieval_latency_s=retrieval_latency,
             )
         t1 = time.perf_counter()
         out = self.reader.answer(question.text, context.text, [a.label for a in retrieval.answers])
@@ -209,9 +298,76 @@ class LOKG:
             context=context,
             retrieval=retrieval,
             budget=b,
+            budget_scope=self.budget_scope,
+            evidence_budget=evidence_budget,
+            no_evidence=no_evidence,
             accounting=dict(out.accounting),
             retrieval_latency_s=retrieval_latency,
             llm_latency_s=time.perf_counter() - t1,
+        )
+
+    @staticmethod
+    def _no_evidence(retrieval: RetrievalResult, context: EncodedContext) -> bool:
+        """No topic entity of the question is in the graph, or the evidence is empty."""
+        return not retrieval.topics or not context.text
+
+    def _skips(self, retrieval: RetrievalResult, context: EncodedContext) -> bool:
+        """No evidence, and the LLM call is to be skipped for it."""
+        return (
+            self._no_evidence(retrieval, context)
+            and self.reader.uses_llm
+            and not self.answer_without_evidence
+        )
+
+    def _encode_checked(
+        self, retrieval: RetrievalResult, question: Question, budget: int
+    ) -> EncodedContext:
+        """Encode, and check the promise of B on the exact block the prompt receives."""
+        context = self.encode(retrieval, question, budget)
+        if self.encoder.respects_budget and context.num_tokens > budget:
+            raise BudgetExceeded(
+                f"{question.id}: evidence has {context.num_tokens} tokens > budget {budget} "
+                f"(encoder {self.encoder.name} broke its budget; nothing was sent)"
+            )
+        return context
+
+    def _evidence_room(self, question: Question, budget: int, overhead: int) -> int:
+        """B minus the prompt without evidence (``budget_scope=prompt``), at least 1."""
+        if overhead >= budget:
+            raise BudgetExceeded(
+                f"{question.id}: budget_scope=prompt: budget {budget} leaves no room for "
+                f"evidence; the prompt without evidence already has {overhead} tokens"
+            )
+        return budget - overhead
+
+    def _fit_prompt(
+        self,
+        retrieval: RetrievalResult,
+        question: Question,
+        budget: int,
+        context: EncodedContext,
+        evidence_budget: int,
+    ) -> tuple[EncodedContext, int]:
+        """Make the whole prompt fit B (``budget_scope=prompt``).
+
+        A prompt's tokens are not the sum of its parts' (BPE merges across the boundaries of
+        the evidence block), so the prompt is counted as sent; when it is over, the evidence
+        is re-encoded for a budget smaller by the excess.
+        """
+        tok = self.encoder.tokenizer
+        for tries in range(_PROMPT_FIT_TRIES + 1):
+            if self._skips(retrieval, context):  # nothing will be sent
+                return context, evidence_budget
+            total = self.reader.prompt_tokens(question.text, context.text, tok)
+            if total <= budget:
+                return context, evidence_budget
+            evidence_budget -= total - budget
+            if tries == _PROMPT_FIT_TRIES or evidence_budget < 1 or not context.text:
+                break
+            context = self._encode_checked(retrieval, question, evidence_budget)
+        raise BudgetExceeded(
+            f"{question.id}: budget_scope=prompt: the prompt has {total} tokens > budget "
+            f"{budget} and less evidence does not make it fit"
         )
 
     def close(self) -> None:

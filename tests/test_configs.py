@@ -138,3 +138,8 @@ def test_wandb_tags_always_name_the_configuration_and_ablation(make_cfg, experim
     cfg = make_cfg("evaluate", ["logger=wandb", f"experiment={experiment}", "ablation=no_scos"])
     tags = OmegaConf.to_container(cfg.logger, resolve=True)["wandb"]["tags"]
     assert experiment in tags and "no_scos" in tags and len(tags) == len(set(tags))
+
+
+def test_budget_scope_and_answer_without_evidence_default_to_the_paper(make_cfg):
+    cfg = make_cfg("evaluate")
+    assert cfg.budget_scope == "evidence" and cfg.answer_without_evidence is False

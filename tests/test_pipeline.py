@@ -9,12 +9,14 @@ import pytest
 from hydra.utils import instantiate
 
 from lokg.baselines.bfs import BFSRetriever
+from lokg.errors import QuestionFailed
 from lokg.eval.metrics import aggregate
 from lokg.eval.records import question_record
 from lokg.ittc import ITTCEncoder, NaiveEncoder, TruncateEncoder
 from lokg.kg.graph import KnowledgeGraph
-from lokg.llm import ExtractiveReader
-from lokg.pipeline import LOKG
+from lokg.llm import ExtractiveReader, ReaderOutput, answer_messages
+from lokg.llm.prompt import answer_prompt_overhead, answer_prompt_tokens
+from lokg.pipeline import LOKG, BudgetExceeded
 from lokg.tokens import check_budget, count_tokens
 from lokg.typing import Question
 
@@ -131,3 +133,127 @@ def test_kg_is_the_retrievals(family):
     lokg = LOKG(BFSRetriever(other), NaiveEncoder(), ExtractiveReader(), budget=64)
     out = lokg.answer(Question("q", "what does alice like ?", ("tea",), ("alice",)))
     assert out.retrieval.kg is other and "tea" in out.context.text
+
+
+class RecordingReaderDouble:
+    """Test double of an LLM reader: no server; records each prompt it would send and answers
+    with the first candidate. Counts its prompt the way :class:`lokg.llm.LLMReader` does."""
+
+    uses_llm = True
+    label = "llm:double"
+    max_concurrency = 1
+
+    def __init__(self):
+        self.calls: list[list[dict]] = []
+
+    def prompt_tokens(self, question, evidence, tokenizer=None):
+        return answer_prompt_tokens(question, evidence, tokenizer)
+
+    def prompt_overhead(self, question, tokenizer=None):
+        return answer_prompt_overhead(question, tokenizer)
+
+    def answer(self, question, evidence, candidates=()):
+        messages = answer_messages(question, evidence)
+        self.calls.append(messages)
+        answers = list(candidates[:1])
+        return ReaderOutput(answers, "\n".join(answers), messages, self.label, {"calls": 1})
+
+    def close(self):
+        pass
+
+
+class OverBudgetEncoderDouble(NaiveEncoder):
+    """Test double of an encoder that promises the budget and breaks it."""
+
+    name = "over_budget_double"
+    respects_budget = True
+
+
+def test_evidence_over_the_budget_fails_the_question_not_the_run(family):
+    lokg = LOKG(BFSRetriever(family), OverBudgetEncoderDouble(), RecordingReaderDouble(), budget=2)
+    with pytest.raises(BudgetExceeded, match=r"^q: evidence has \d+ tokens > budget 2 ") as err:
+        lokg.answer(Question("q", "who ?", ("bob",), ("alice",)))
+    assert isinstance(err.value, QuestionFailed) and err.value.attempts == 0
+    assert lokg.reader.calls == []  # nothing was sent
+
+
+def test_unknown_topic_skips_the_llm_call_and_is_recorded_as_no_evidence(family):
+    reader = RecordingReaderDouble()
+    lokg = LOKG(BFSRetriever(family), ITTCEncoder(), reader, budget=64)
+    out = lokg.answer(Question("ghost", "who is nobody ?", ("x",), ("no_such_entity",)))
+    assert out.no_evidence and reader.calls == [] and out.answers == [] and out.prompt == []
+    rec = question_record(out)
+    assert rec.status == "ok" and rec.extra["no_evidence"] is True
+    assert rec.calls == 0 and rec.tokens == 0 and rec.predictions == []
+    # a known topic is answered as before
+    out = lokg.answer(Question("q", "who is alice's spouse ?", ("bob",), ("alice",)))
+    assert not out.no_evidence and len(reader.calls) == 1
+    assert question_record(out).extra["no_evidence"] is False
+
+
+def test_answer_without_evidence_makes_the_call(family):
+    reader = RecordingReaderDouble()
+    lokg = LOKG(BFSRetriever(family), ITTCEncoder(), reader, budget=64,
+                answer_without_evidence=True)  # fmt: skip
+    out = lokg.answer(Question("ghost", "who is nobody ?", ("x",), ("no_such_entity",)))
+    assert out.no_evidence and len(reader.calls) == 1
+    assert "(no evidence retrieved)" in reader.calls[0][0]["content"]
+
+
+def test_extractive_reader_is_unaffected_by_no_evidence(family):
+    lokg = LOKG(BFSRetriever(family), ITTCEncoder(), ExtractiveReader(), budget=64)
+    out = lokg.answer(Question("ghost", "who is nobody ?", ("x",), ("no_such_entity",)))
+    assert out.no_evidence and question_record(out).calls == 0
+
+
+def test_no_evidence_warning_counts_the_questions(family, caplog):
+    from lokg.evaluate import warn_no_evidence
+
+    lokg = LOKG(BFSRetriever(family), ITTCEncoder(), RecordingReaderDouble(), budget=64)
+    records = [
+        question_record(lokg.answer(Question(str(i), "who ?", ("x",), (topic,))))
+        for i, topic in enumerate(["ghost", "alice", "nobody"])
+    ]
+    with caplog.at_level("WARNING"):
+        assert warn_no_evidence(records, skipped=True) == 2
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert line == (
+        "2 questions had no evidence (unknown topic entity or empty retrieval); "
+        "their LLM call was skipped"
+    )
+
+
+@pytest.mark.parametrize("encoder", [ITTCEncoder(), TruncateEncoder()])
+def test_budget_scope_prompt_caps_the_whole_prompt(pq2h, encoder):
+    reader = RecordingReaderDouble()
+    b = 160
+    lokg = LOKG(BFSRetriever(pq2h.kg, max_hops=2), encoder, reader, budget=b,
+                budget_scope="prompt")  # fmt: skip
+    for q in pq2h.questions["test"][:10]:
+        out = lokg.answer(q)
+        (message,) = out.prompt
+        total = count_tokens(message["content"])
+        assert total <= b
+        overhead = reader.prompt_overhead(q.text)
+        assert out.evidence_budget <= b - overhead and out.evidence_tokens <= out.evidence_budget
+        rec = question_record(out)
+        assert rec.extra["budget_scope"] == "prompt" and rec.extra["budget"] == b
+    # the same questions under the paper's scope put up to B tokens of evidence alone
+    lokg = LOKG(BFSRetriever(pq2h.kg, max_hops=2), encoder, RecordingReaderDouble(), budget=b)
+    out = lokg.answer(pq2h.questions["test"][0])
+    assert out.budget_scope == "evidence" and out.evidence_budget == b
+
+
+def test_budget_scope_prompt_too_small_for_the_template_fails_the_question(family):
+    reader = RecordingReaderDouble()
+    lokg = LOKG(BFSRetriever(family), ITTCEncoder(), reader, budget=20, budget_scope="prompt")
+    with pytest.raises(BudgetExceeded, match="budget 20 leaves no room for evidence; the prompt "
+                       r"without evidence already has \d+ tokens"):  # fmt: skip
+        lokg.answer(Question("q", "who is alice's spouse ?", ("bob",), ("alice",)))
+    assert reader.calls == []
+
+
+def test_budget_scope_is_checked():
+    kg = KnowledgeGraph.from_labeled_triples([("a", "r", "b")])
+    with pytest.raises(ValueError, match=r"budget_scope='all'; expected one of \['evidence', "):
+        LOKG(BFSRetriever(kg), ITTCEncoder(), ExtractiveReader(), budget_scope="all")

@@ -4,6 +4,16 @@
 ``lokg.eval`` sits below the pipeline and never imports it) and returns the
 :class:`~lokg.eval.results.QuestionResult` that the metrics, the resumable results file and
 the W&B table read.
+
+What a record's token fields hold: ``t_after`` is the evidence block's tokens exactly as
+sent (the encoder's tokenizer, cl100k by default); ``prompt_tokens_cl100k`` is the whole
+prompt's (template + question + evidence: the message contents as the LLM client counts
+them, 0 when no call was made), so the two sit side by side and are not duplicated in
+``extra``. ``extra`` adds ``budget`` (B), ``budget_scope`` (what B caps: ``evidence`` or
+``prompt``), ``evidence_budget`` (the budget the evidence was encoded for: B, or B minus the
+prompt without evidence) and ``no_evidence`` (no topic entity in the graph, or empty
+evidence: the LLM call was skipped unless ``answer_without_evidence=true``; the record's
+status stays ``ok``, with no answers and 0 calls).
 """
 
 from __future__ import annotations
@@ -43,6 +53,9 @@ def question_record(output) -> QuestionResult:
         llm_latency_s=output.llm_latency_s,
         extra={
             "budget": output.budget,
+            "budget_scope": output.budget_scope,
+            "evidence_budget": output.evidence_budget,
+            "no_evidence": output.no_evidence,
             "solver": ctx.solver,
             "order": ctx.order,
             "granularity": ctx.granularity_counts(),

@@ -3,6 +3,9 @@
 The paper's Appendix A (its template) is not in our copy; ``prompts/answer.txt`` is
 written in the same spirit: answer from the evidence, one answer per line, most likely
 first. It is a :class:`string.Template` with the fields ``$evidence`` and ``$question``.
+
+:func:`render_answer_prompt_without_evidence` is the same prompt with the evidence slot left
+empty: what a budget over the whole prompt (``budget_scope=prompt``) pays before any evidence.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import re
 from functools import lru_cache
 from importlib import resources
 from string import Template
+
+from lokg.tokens import Tokenizer, count_tokens
 
 TEMPLATE_FILE = "answer.txt"
 #: what the prompt says in place of an empty evidence block
@@ -34,20 +39,44 @@ def render_answer_prompt(question: str, evidence: str) -> str:
     Raises:
         ValueError: the question is empty, or ``evidence`` is not a string.
     """
-    if not question or not question.strip():
-        raise ValueError("render_answer_prompt: the question text is empty")
     if not isinstance(evidence, str):
         raise ValueError(
             f"render_answer_prompt: evidence must be the block as one string, "
             f"got {type(evidence).__name__}"
         )
-    block = evidence if evidence.strip() else NO_EVIDENCE
+    return _fill(question, evidence if evidence.strip() else NO_EVIDENCE)
+
+
+def render_answer_prompt_without_evidence(question: str) -> str:
+    """The prompt with nothing in the evidence slot (not even ``(no evidence retrieved)``).
+
+    Its tokens are the prompt's overhead: template and question, which a budget over the
+    whole prompt (``budget_scope=prompt``) pays before any evidence.
+    """
+    return _fill(question, "")
+
+
+def _fill(question: str, block: str) -> str:
+    if not question or not question.strip():
+        raise ValueError("render_answer_prompt: the question text is empty")
     return answer_template().substitute(evidence=block, question=question.strip()).rstrip()
 
 
 def answer_messages(question: str, evidence: str) -> list[dict]:
     """The chat messages of one answering call: a single user turn with the prompt."""
     return [{"role": "user", "content": render_answer_prompt(question, evidence)}]
+
+
+def answer_prompt_tokens(question: str, evidence: str, tokenizer: Tokenizer | None = None) -> int:
+    """Tokens of the messages :func:`answer_messages` makes (their contents, as the client
+    counts ``prompt_tokens_cl100k``; the chat format's few tokens per message are not
+    counted). ``tokenizer``: default cl100k_base."""
+    return sum(count_tokens(m["content"], tokenizer) for m in answer_messages(question, evidence))
+
+
+def answer_prompt_overhead(question: str, tokenizer: Tokenizer | None = None) -> int:
+    """Tokens of the prompt with the evidence slot empty: template and question."""
+    return count_tokens(render_answer_prompt_without_evidence(question), tokenizer)
 
 
 # Leading list markers ("1.", "2)", "-", "*", "•") and an "Answer(s):" / "The answer is:" label.

@@ -3,6 +3,10 @@
 :class:`LLMReader` makes one chat call with the answer prompt and parses one answer
 per line. :class:`ExtractiveReader` makes no call: its answers are the retriever's
 ranked candidates (retriever-only numbers, labelled as such in every record).
+
+Both say what their prompt costs before it is sent (:meth:`~LLMReader.prompt_tokens`,
+:meth:`~LLMReader.prompt_overhead`), so that a budget can cap the whole prompt
+(``budget_scope=prompt``); the extractive reader sends none, so both are 0.
 """
 
 from __future__ import annotations
@@ -12,7 +16,13 @@ from dataclasses import dataclass, field
 
 from lokg.llm.accounting import CallLedger
 from lokg.llm.client import ChatClient
-from lokg.llm.prompt import answer_messages, parse_answers
+from lokg.llm.prompt import (
+    answer_messages,
+    answer_prompt_overhead,
+    answer_prompt_tokens,
+    parse_answers,
+)
+from lokg.tokens import Tokenizer
 
 EXTRACTIVE_LABEL = "extractive (retriever-only, no LLM)"
 
@@ -67,6 +77,17 @@ class LLMReader:
     def __repr__(self) -> str:
         return f"LLMReader(client={self.client!r}, max_answers={self.max_answers})"
 
+    def prompt_tokens(
+        self, question: str, evidence: str, tokenizer: Tokenizer | None = None
+    ) -> int:
+        """Tokens of the prompt :meth:`answer` would send (template, question, evidence),
+        counted as ``prompt_tokens_cl100k`` is; ``tokenizer``: default cl100k_base."""
+        return answer_prompt_tokens(question, evidence, tokenizer)
+
+    def prompt_overhead(self, question: str, tokenizer: Tokenizer | None = None) -> int:
+        """Tokens of that prompt with the evidence slot empty (template and question)."""
+        return answer_prompt_overhead(question, tokenizer)
+
     def answer(self, question: str, evidence: str, candidates: Sequence[str] = ()) -> ReaderOutput:
         """Ask the LLM with the evidence block ``evidence`` (placed in the prompt verbatim);
         ``candidates`` are ignored (the LLM reads the evidence)."""
@@ -100,6 +121,16 @@ class ExtractiveReader:
 
     def __repr__(self) -> str:
         return f"ExtractiveReader(max_answers={self.max_answers})"
+
+    def prompt_tokens(
+        self, question: str, evidence: str, tokenizer: Tokenizer | None = None
+    ) -> int:
+        """0: no prompt is sent."""
+        return 0
+
+    def prompt_overhead(self, question: str, tokenizer: Tokenizer | None = None) -> int:
+        """0: no prompt is sent."""
+        return 0
 
     def answer(self, question: str, evidence: str, candidates: Sequence[str] = ()) -> ReaderOutput:
         """The retriever's ``candidates`` in order; ``evidence`` is not read."""

@@ -85,3 +85,19 @@ def test_parse_property_answers_are_nonempty_single_lines_in_input_order(lines):
     assert len(keys) == len(set(keys))
     positions = [next(i for i, ln in enumerate(lines) if ln.strip() == a) for a in answers]
     assert positions == sorted(positions)
+
+
+def test_prompt_without_evidence_leaves_the_slot_empty():
+    from lokg.llm.prompt import (
+        answer_prompt_overhead,
+        answer_prompt_tokens,
+        render_answer_prompt_without_evidence,
+    )
+    from lokg.tokens import count_tokens
+
+    bare = render_answer_prompt_without_evidence(" who? ")
+    assert "Evidence:\n\n\nQuestion: who?" in bare and "(no evidence retrieved)" not in bare
+    assert answer_prompt_overhead("who?") == count_tokens(bare)
+    assert answer_prompt_tokens("who?", "(a, r, b)") == count_tokens(
+        render_answer_prompt("who?", "(a, r, b)")
+    )

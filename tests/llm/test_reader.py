@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lokg.llm import EXTRACTIVE_LABEL, ChatClient, ExtractiveReader, LLMCallFailed, LLMReader
+from lokg.llm.prompt import render_answer_prompt_without_evidence
+from lokg.tokens import count_tokens
 
 
 def test_llm_reader_makes_one_call_and_parses_ranked_answers(scripted_server):
@@ -39,3 +41,23 @@ def test_extractive_reader_returns_ranked_candidates_without_calls():
 def test_max_answers_must_be_positive(cls):
     with pytest.raises(ValueError, match="max_answers"):
         cls(max_answers=0)
+
+
+def test_reader_counts_its_prompt_as_the_client_does(scripted_server):
+    # prompt_tokens is the whole prompt (template + question + evidence) as sent; it equals
+    # the client's prompt_tokens_cl100k of the call, which is what a record stores
+    scripted_server.script = [("ok", "united_kingdom")]
+    reader = LLMReader(ChatClient("double-model", scripted_server.base_url, name="double"))
+    question, evidence = "nationality?", "(ernest, nationality, city_1_(A|))"
+    predicted = reader.prompt_tokens(question, evidence)
+    out = reader.answer(question, evidence)
+    assert predicted == count_tokens(out.messages[0]["content"])
+    assert predicted == out.accounting["prompt_tokens_cl100k"]
+    overhead = reader.prompt_overhead(question)
+    assert 0 < overhead < predicted
+    assert overhead == count_tokens(render_answer_prompt_without_evidence(question))
+
+
+def test_extractive_reader_has_no_prompt_to_count():
+    assert ExtractiveReader().prompt_tokens("q?", "evidence") == 0
+    assert ExtractiveReader().prompt_overhead("q?") == 0
