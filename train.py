@@ -1,11 +1,13 @@
 """Train LOKG's learned components from config: ``python train.py [overrides]``.
 
-See configs/train.yaml; the job itself is lokg.train.run.
+See configs/train.yaml; the job itself is lokg.train.run. A mistake in the input prints one
+line, ``error: ...``, and exits 2 (lokg.cli).
 """
 
 import hydra
 from omegaconf import DictConfig
 
+from lokg import cli
 from lokg.config import register_configs
 from lokg.train import run
 
@@ -14,8 +16,8 @@ register_configs()
 
 @hydra.main(version_base="1.3", config_path="configs", config_name="train")
 def main(cfg: DictConfig) -> None:
-    run(cfg)
+    cli.run_job(run, cfg)
 
 
 if __name__ == "__main__":
-    main()
+    cli.main(main)

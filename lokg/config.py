@@ -2,12 +2,16 @@
 ``configs/evaluate.yaml``, and the OmegaConf resolvers the configs use.
 
 The schemas make Hydra reject unknown top-level keys and wrong types with a clear message
-(``Key 'epochs' not in 'TrainConfig'``); the contents of each config group (``data``,
-``model``, ...) are validated by the constructors they instantiate.
+(``Key 'epochs' not in 'TrainConfig'``). Hydra applies an *added* key (``+epochs=3``) with the
+schema's struct flag lifted, so :func:`check_schema_keys` refuses it after composition (the
+entry points and :func:`compose_config` call it): a key that no code reads never passes
+silently. The contents of each config group (``data``, ``model``, ...) are validated by the
+constructors they instantiate.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +19,8 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
+
+from lokg.errors import InputError
 
 
 def wandb_offline() -> bool:
@@ -108,12 +114,35 @@ class EvaluateConfig(_JobConfig):
     gat_dir: str | None = None
 
 
+def check_schema_keys(cfg: Any) -> None:
+    """Refuse top-level keys that the config's schema does not declare.
+
+    Hydra adds ``+key=value`` (and ``++key=value``) with the struct flag lifted, so a
+    structured config accepts a key that nothing reads (``+epochs=3`` on ``train.py``). A
+    config without a dataclass schema is left alone; the ``hydra`` node is Hydra's own.
+
+    Raises:
+        InputError: ``Key 'epochs' not in 'TrainConfig'; ...`` listing the declared keys.
+    """
+    schema = OmegaConf.get_type(cfg)
+    if schema is None or not dataclasses.is_dataclass(schema):
+        return
+    known = [f.name for f in dataclasses.fields(schema)]
+    extra = [k for k in cfg if k not in known and k != "hydra"]
+    if extra:
+        raise InputError(
+            f"Key {extra[0]!r} not in {schema.__name__!r}: nothing reads it; the top-level "
+            f"keys are {', '.join(sorted(known))}"
+        )
+
+
 def compose_config(name: str, overrides: list[str], root_dir: str | Path) -> Any:
     """Compose ``configs/<name>.yaml`` as the entry points would, outside ``@hydra.main``.
 
     For notebooks and tests: every path (artifacts, logs, outputs, caches) is put under
     ``root_dir``; ``hydra:`` interpolations are resolved once and the ``hydra`` node removed.
-    The configs are looked up beside this package's source checkout.
+    The configs are looked up beside this package's source checkout. A top-level key the
+    schema does not declare (``+epochs=3``) is refused (:func:`check_schema_keys`).
     """
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -131,6 +160,7 @@ def compose_config(name: str, overrides: list[str], root_dir: str | Path) -> Any
             overrides=[f"paths.root_dir={root_dir}", *overrides],
             return_hydra_config=True,
         )
+    check_schema_keys(cfg)
     HydraConfig.instance().set_config(cfg)
     with open_dict(cfg):
         cfg.paths.output_dir = str(Path(root_dir) / "outputs")

@@ -5,8 +5,9 @@ from pathlib import Path
 import hydra
 import pytest
 import torch
-from hydra.errors import ConfigCompositionException
+from hydra.errors import ConfigCompositionException, MissingConfigException
 
+from lokg.errors import InputError
 from lokg.train import run
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -138,6 +139,27 @@ def test_wandb_tags_always_name_the_configuration_and_ablation(make_cfg, experim
     cfg = make_cfg("evaluate", ["logger=wandb", f"experiment={experiment}", "ablation=no_scos"])
     tags = OmegaConf.to_container(cfg.logger, resolve=True)["wandb"]["tags"]
     assert experiment in tags and "no_scos" in tags and len(tags) == len(set(tags))
+
+
+@pytest.mark.parametrize("name", ["train", "evaluate"])
+@pytest.mark.parametrize(
+    "group", ["data", "model", "scos", "retriever", "encoder", "llm", "experiment", "debug"]
+)
+def test_a_typo_in_any_group_fails_listing_the_options(make_cfg, name, group):
+    # no `optional` default swallows a typo (it once ran train.py without SCOS, silently)
+    with pytest.raises(MissingConfigException) as err:
+        make_cfg(name, [f"{group}=typo"])
+    assert f"Could not find '{group}/typo'" in str(err.value)
+    assert err.value.options  # the valid ones, printed by the entry points
+
+
+@pytest.mark.parametrize(("name", "schema"), [("train", "TrainConfig"),
+                                              ("evaluate", "EvaluateConfig")])  # fmt: skip
+@pytest.mark.parametrize("prefix", ["+", "++"])
+def test_an_added_top_level_key_is_refused(make_cfg, name, schema, prefix):
+    # Hydra adds `+key` with the schema's struct flag lifted; check_schema_keys refuses it
+    with pytest.raises(InputError, match=f"^Key 'epochs' not in '{schema}': nothing reads it"):
+        make_cfg(name, [f"{prefix}epochs=3"])
 
 
 def test_budget_scope_and_answer_without_evidence_default_to_the_paper(make_cfg):

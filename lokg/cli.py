@@ -1,0 +1,238 @@
+"""How ``train.py`` and ``evaluate.py`` fail: one line for the user's mistakes, a traceback
+for ours.
+
+    $ python evaluate.py scos=defualt
+    error: In 'evaluate': Could not find 'scos/defualt'. Available options: default, off
+    $ echo $?
+    2
+
+A mistake in the user's input — a config group option, key or value, a file or a line of
+it — prints ``error: <message>`` on stderr, one line that names the key or file and what was
+expected, and exits 2. ``HYDRA_FULL_ERROR=1`` or ``verbose=true`` prints the traceback above
+that line. Anything else is a bug and raises with its traceback (exit 1). Values of
+environment variables named ``*_API_KEY`` / ``*_TOKEN`` are redacted from everything printed
+here, tracebacks included.
+
+Input errors are: :class:`lokg.errors.InputError` and any ``ValueError``; a missing file or
+directory (``FileNotFoundError``, ``IsADirectoryError``, ``NotADirectoryError``,
+``PermissionError``); OmegaConf's ``ValidationError``, ``ConfigKeyError`` and
+``MissingMandatoryValue``; Hydra's composition errors (``ConfigCompositionException``,
+``MissingConfigException``, ``OverrideParseException``, ...); and a config group's
+constructor refusing its keys (an unknown ``_target_``, an unexpected or missing keyword
+argument). Wrapped errors are judged by their cause.
+
+Hydra's ``@hydra.main`` reports exceptions itself (a trimmed traceback, exit 1), and its job
+runner prints ``Error executing job with overrides`` before re-raising. So :func:`main` runs
+the decorated function with Hydra's errors passed through (``HYDRA_FULL_ERROR=1`` while it
+runs) and reports them here, and :func:`run_job` carries an input error out of the job
+past Hydra's runner. The root scripts stay thin::
+
+    @hydra.main(version_base="1.3", config_path="configs", config_name="evaluate")
+    def main(cfg: DictConfig) -> None:
+        cli.run_job(run, cfg)
+
+    if __name__ == "__main__":
+        cli.main(main)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+from hydra.errors import (
+    CompactHydraException,
+    InstantiationException,
+    MissingConfigException,
+    OverrideParseException,
+)
+from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, OmegaConfBaseException
+
+from lokg.config import check_schema_keys
+
+__all__ = ["EXIT_INPUT_ERROR", "describe", "input_error", "main", "redact", "run_job"]
+
+#: exit status of a run stopped by the user's input (argparse's convention for usage errors)
+EXIT_INPUT_ERROR = 2
+#: exception types that mean "the user's input is wrong" (InputError is a ValueError)
+INPUT_ERRORS = (
+    ValueError,
+    FileNotFoundError,
+    IsADirectoryError,
+    NotADirectoryError,
+    PermissionError,
+    ConfigKeyError,
+    MissingMandatoryValue,
+)
+#: environment variables whose values are never printed
+SECRET_VARIABLE = re.compile(r"(?:^|_)(?:API_KEY|TOKEN)$", re.IGNORECASE)
+#: shorter values are not redacted (a 1-character "token" would blank the message)
+_MIN_SECRET_LENGTH = 4
+_VERBOSE = re.compile(r"^\+{0,2}verbose=(?:true|yes|on|1)$", re.IGNORECASE)
+# a target's constructor refusing the config's keys: a config mistake, not a bug
+_SIGNATURE_MISMATCH = re.compile(r"unexpected keyword argument|missing \d+ required")
+
+
+def input_error(exc: BaseException) -> BaseException | None:
+    """The user-input error behind ``exc`` (itself or a cause), or ``None`` for a bug."""
+    seen: set[int] = set()
+    err: BaseException | None = exc
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, InstantiationException):
+            cause = err.__cause__
+            if isinstance(cause, ImportError) or str(err).startswith("Error locating target"):
+                return err  # an unknown _target_ in a config file
+            if isinstance(cause, TypeError) and _SIGNATURE_MISMATCH.search(str(cause)):
+                return err
+            err = cause
+            continue
+        if isinstance(err, (CompactHydraException, *INPUT_ERRORS)):
+            return err
+        return None
+    return None
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _omegaconf_line(err: OmegaConfBaseException) -> str:
+    lines = _lines(str(err))
+    head = lines[0] if lines else type(err).__name__
+    key = getattr(err, "full_key", None)
+    return head if not key or key in head else f"{head} (key {key})"
+
+
+def describe(err: BaseException) -> str:
+    """One line for an input error (see :func:`input_error`): the useful line of the chain."""
+    lines = _lines(str(err)) or [type(err).__name__]
+    if isinstance(err, MissingConfigException):
+        options = getattr(err, "options", None)
+        head = lines[0]
+        return f"{head}. Available options: {', '.join(options)}" if options else head
+    if isinstance(err, OverrideParseException):
+        return ": ".join(lines[:2])
+    if isinstance(err, InstantiationException):
+        cause = err.__cause__
+        head = lines[0].split(", set env var HYDRA_FULL_ERROR")[0].rstrip(":")
+        key = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("full_key:")), "")
+        if isinstance(cause, TypeError):
+            head = str(cause)
+        return f"{key}: {head}" if key else head
+    if isinstance(err, CompactHydraException):
+        head = lines[0].rstrip(".")
+        cause = err.__cause__
+        if isinstance(cause, OmegaConfBaseException):
+            return f"{head}: {_omegaconf_line(cause)}"
+        if cause is not None and _lines(str(cause)):
+            return f"{head}: {_lines(str(cause))[0]}"
+        return head
+    if isinstance(err, OmegaConfBaseException):
+        return _omegaconf_line(err)
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        name = err.filename if str(err.filename) else "(empty path)"
+        return f"{name}: {err.strerror.lower()}"
+    if isinstance(err, KeyError) and len(err.args) == 1:
+        return str(err.args[0])
+    return " ".join(lines)
+
+
+def redact(text: str, environ: dict[str, str] | None = None) -> str:
+    """``text`` with the value of every ``*_API_KEY`` / ``*_TOKEN`` variable replaced."""
+    env = os.environ if environ is None else environ
+    secrets = sorted(
+        (
+            (v, k)
+            for k, v in env.items()
+            if SECRET_VARIABLE.search(k) and len(v) >= _MIN_SECRET_LENGTH
+        ),
+        key=lambda kv: -len(kv[0]),
+    )
+    for value, name in secrets:
+        text = text.replace(value, f"<${name}>")
+    return text
+
+
+class _JobInputError(BaseException):
+    """An input error raised inside the job, carried past Hydra's job runner.
+
+    Hydra's runner catches ``Exception`` and prints ``Error executing job with overrides``
+    before re-raising it; a ``BaseException`` passes it as ``SystemExit`` would.
+    """
+
+    def __init__(self, error: BaseException, verbose: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.verbose = verbose
+
+
+def run_job(job: Callable[[Any], Any], cfg: Any) -> Any:
+    """Run ``job(cfg)`` as the task of ``@hydra.main``, for :func:`main` to report.
+
+    Refuses top-level keys the schema does not declare (``+epochs=3``) first; an input error
+    leaves as a carrier that :func:`main` prints in one line; a bug propagates unchanged.
+    """
+    try:
+        check_schema_keys(cfg)
+        return job(cfg)
+    except Exception as exc:
+        if input_error(exc) is None:
+            raise
+        raise _JobInputError(exc, verbose=bool(cfg.get("verbose", False))) from exc
+
+
+@contextmanager
+def _hydra_passes_errors_through() -> Iterator[None]:
+    """Hydra re-raises instead of printing its own report while this is active."""
+    before = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = before
+
+
+def _report(exc: BaseException, err: BaseException, show_traceback: bool) -> NoReturn:
+    if show_traceback:
+        sys.stderr.write(redact("".join(traceback.format_exception(exc))))
+    sys.stderr.write(f"error: {redact(describe(err))}\n")
+    sys.stderr.flush()
+    raise SystemExit(EXIT_INPUT_ERROR)
+
+
+def _redacting_excepthook(kind, value, tb) -> None:
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb))))
+    sys.stderr.flush()
+
+
+def main(hydra_main: Callable[[], Any], argv: Sequence[str] | None = None) -> None:
+    """Run a ``@hydra.main`` function whose task calls :func:`run_job`; report its errors.
+
+    ``argv`` (default ``sys.argv[1:]``; Hydra itself reads ``sys.argv``) is only searched for
+    ``verbose=true``, which must take effect before the config exists.
+
+    Raises:
+        SystemExit: with :data:`EXIT_INPUT_ERROR` after printing an input error.
+    """
+    sys.excepthook = _redacting_excepthook  # bugs: the traceback, secrets redacted
+    args = sys.argv[1:] if argv is None else list(argv)
+    full = os.environ.get("HYDRA_FULL_ERROR") == "1"
+    try:
+        with _hydra_passes_errors_through():
+            hydra_main()
+    except _JobInputError as carried:
+        _report(carried.error, input_error(carried.error), full or carried.verbose)
+    except Exception as exc:
+        err = input_error(exc)
+        if err is None:
+            raise
+        _report(exc, err, full or any(_VERBOSE.match(a) for a in args))
