@@ -257,3 +257,25 @@ def test_budget_scope_is_checked():
     kg = KnowledgeGraph.from_labeled_triples([("a", "r", "b")])
     with pytest.raises(ValueError, match=r"budget_scope='all'; expected one of \['evidence', "):
         LOKG(BFSRetriever(kg), ITTCEncoder(), ExtractiveReader(), budget_scope="all")
+
+
+def test_a_budget_failure_is_recorded_and_the_run_goes_on(family, tmp_path):
+    from lokg.eval.results import ResultsWriter
+    from lokg.eval.runner import run_questions
+
+    reader = RecordingReaderDouble()
+    # B = 120 fits the template (92 tokens) with a short question, not with a long one (173)
+    lokg = LOKG(BFSRetriever(family), ITTCEncoder(), reader, budget=120, budget_scope="prompt")
+    long = "who is the spouse of alice " + "and of her family " * 20 + "?"
+    questions = [Question("long", long, ("bob",), ("alice",)),
+                 Question("short", "who is alice's spouse ?", ("bob",), ("alice",))]  # fmt: skip
+    with ResultsWriter(tmp_path / "results.jsonl") as writer:
+        stats = run_questions(
+            questions, lambda q: question_record(lokg.answer(q)), writer, progress=False
+        )
+        records = dict(writer.records)
+    assert stats.failed == 1 and len(reader.calls) == 1
+    assert records["long"].status == "failed" and "leaves no room for evidence" in (
+        records["long"].error
+    )
+    assert records["short"].status == "ok" and records["short"].extra["budget_scope"] == "prompt"
