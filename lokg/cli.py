@@ -17,9 +17,12 @@ Input errors are: :class:`lokg.errors.InputError` and any ``ValueError``; a miss
 directory (``FileNotFoundError``, ``IsADirectoryError``, ``NotADirectoryError``,
 ``PermissionError``); OmegaConf's ``ValidationError``, ``ConfigKeyError`` and
 ``MissingMandatoryValue``; Hydra's composition errors (``ConfigCompositionException``,
-``MissingConfigException``, ``OverrideParseException``, ...); and a config group's
+``MissingConfigException``, ``OverrideParseException``, ...); a config group's
 constructor refusing its keys (an unknown ``_target_``, an unexpected or missing keyword
-argument). Wrapped errors are judged by their cause.
+argument); and what the LLM layer says stops a run before any question could be answered
+(``MissingAPIKeyError``, ``LLMFatalError``: a refused key, an unknown model or endpoint;
+``LocalServerError``: no local model or server), which is the user's setup too. Wrapped
+errors are judged by their cause.
 
 Hydra's ``@hydra.main`` reports exceptions itself (a trimmed traceback, exit 1), and its job
 runner prints ``Error executing job with overrides`` before re-raising. So :func:`main` runs
@@ -54,6 +57,7 @@ from hydra.errors import (
 from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, OmegaConfBaseException
 
 from lokg.config import check_schema_keys
+from lokg.llm.errors import LLMFatalError, LocalServerError, MissingAPIKeyError
 
 __all__ = ["EXIT_INPUT_ERROR", "describe", "input_error", "main", "redact", "run_job"]
 
@@ -68,6 +72,9 @@ INPUT_ERRORS = (
     PermissionError,
     ConfigKeyError,
     MissingMandatoryValue,
+    MissingAPIKeyError,
+    LLMFatalError,
+    LocalServerError,
 )
 #: environment variables whose values are never printed
 SECRET_VARIABLE = re.compile(r"(?:^|_)(?:API_KEY|TOKEN)$", re.IGNORECASE)

@@ -90,6 +90,8 @@ CORPUS = [
     ("kg-path-directory", "evaluate", custom("{tmp}/kg_dir"), "kg_dir"),
     ("kg-file-empty", "evaluate", custom("{tmp}/empty.tsv"), "empty.tsv"),
     ("kg-bad-row", "evaluate", custom("{tmp}/bad.tsv"), "bad.tsv:2:"),
+    # the environment
+    ("api-key-unset", "evaluate", ["llm=openai"], "OPENAI_API_KEY is not set"),
 ]  # fmt: skip
 
 
@@ -98,13 +100,14 @@ def entry(tmp_path, monkeypatch, capsys):
     """Run ``<script>.py <overrides>`` in process as ``__main__``; returns (status, stderr)."""
     monkeypatch.setenv("LOKG_ROOT", str(tmp_path))
     monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # cli.main installs its own
     fmt = _files(tmp_path)
 
     def run(script: str, overrides: list[str]) -> tuple[int, str]:
         args = [a.format(**fmt) for a in overrides]
-        if script == "evaluate":
+        if script == "evaluate" and not any(a.startswith("llm=") for a in args):
             args = ["llm=extractive", *args]  # no server to start before the input is read
         path = ROOT / f"{script}.py"
         monkeypatch.setattr(sys, "argv", [str(path), *args])
