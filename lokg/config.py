@@ -107,6 +107,7 @@ class EvaluateConfig(_JobConfig):
     budget: int = 2048
     budget_scope: str = "evidence"
     answer_without_evidence: bool = False
+    retry_failed: bool = True
     method: str = "LOKG"
     configuration: str = "lokg"
     ablation: str = "full"

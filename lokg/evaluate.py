@@ -18,9 +18,10 @@ import hydra
 import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
 
-from lokg.artifacts import config_key
+from lokg.artifacts import config_key, scos_mode
 from lokg.console import configure_console
 from lokg.data.splits import SPLITS
+from lokg.errors import InputError
 from lokg.eval.metrics import aggregate
 from lokg.eval.records import question_record
 from lokg.eval.results import ResultsWriter
@@ -101,6 +102,38 @@ def warn_no_evidence(records, skipped: bool) -> int:
     return n
 
 
+def recorded_ablation(cfg: DictConfig) -> str:
+    """The ablation label that matches what runs, so a summary never says "full" for a run
+    without SCOS (``scos=off`` given directly rather than through ``ablation=no_scos``).
+
+    SCOS off → ``no_scos``, the naive encoder → ``no_ittc``; a label that contradicts the
+    config, or two modules switched off at once, is an input error naming the keys. (Retrievers
+    other than TAIMR are methods of their own, labelled by ``method``.)
+    """
+    off = []
+    if scos_mode(cfg) == "off":
+        off.append(("no_scos", "scos=off"))
+    if str(cfg.encoder.get("_target_", "")).endswith("NaiveEncoder"):
+        off.append(("no_ittc", "encoder=naive"))
+    label = cfg.ablation
+    if label in ("no_scos", "no_ittc") and label not in [name for name, _ in off]:
+        key = "scos" if label == "no_scos" else "encoder"
+        raise InputError(
+            f"ablation={label} but {key} is on (an override after the ablation?); "
+            "drop the override or the ablation"
+        )
+    if len(off) > 1:
+        raise InputError(
+            f"{' and '.join(why for _, why in off)}: Table 6 ablations remove one module at a "
+            "time; run them separately"
+        )
+    if label == "full" and off:
+        name, why = off[0]
+        log.warning("%s: recorded as ablation %s, not full", why, name)
+        return name
+    return label
+
+
 def run(cfg: DictConfig) -> dict:
     """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics."""
     configure_console(cfg.verbose)
@@ -115,6 +148,7 @@ def run(cfg: DictConfig) -> dict:
         raise ValueError(f"limit={cfg.limit}; expected a positive number of questions or null")
     if cfg.ablation not in ABLATIONS:
         raise ValueError(f"ablation={cfg.ablation!r}; expected one of {list(ABLATIONS)}")
+    ablation = recorded_ablation(cfg)
     seed = resolve_seed(cfg.seed)
     pl.seed_everything(seed, workers=True)
     reader = build_reader(cfg.llm)  # a missing API key fails here, before any work
@@ -142,6 +176,7 @@ def run(cfg: DictConfig) -> dict:
                 concurrency=reader.max_concurrency,
                 reader_label=reader.label,
                 desc=f"{cfg.method} {datamodule.name}/{cfg.split}",
+                retry_failed=cfg.retry_failed,
             )
             records = [writer.records[q.id] for q in questions]
         finally:
@@ -158,7 +193,7 @@ def run(cfg: DictConfig) -> dict:
         flush=True,
     )
     summary = RunSummary(
-        dataset, cfg.method, cfg.ablation, reader.label, seed, metrics, budget, cfg.limit,
+        dataset, cfg.method, ablation, reader.label, seed, metrics, budget, cfg.limit,
         cfg.split, cfg.configuration, tuple(departed),
     )  # fmt: skip
     write_run_summary(run_dir, summary)

@@ -18,6 +18,7 @@ __all__ = ["PAPER_SETTINGS", "departures"]
 #: model/scos configs and are recorded in the artifacts' config.yaml)
 PAPER_SETTINGS: dict[str, Any] = {
     "budget": 2048,  # Table 3: B
+    "budget_scope": "evidence",  # Eq. (2): B bounds the injected knowledge |x|
     "embedder.model_id": "intfloat/e5-base-v2",  # Table 4: shared sentence encoder
     "scos.mode": "greedy",  # Sec. 2.3: greedy merging (off = the "w/o SCOS" ablation)
     "scos.theta_base": 0.75,  # Table 3
