@@ -139,6 +139,8 @@ def describe(err: BaseException) -> str:
             return f"{head}: {_omegaconf_line(cause)}"
         if cause is not None and _lines(str(cause)):
             return f"{head}: {_lines(str(cause))[0]}"
+        if head.endswith(":") and len(lines) > 1:  # "... raised while composing config:"
+            return f"{head} {lines[1]}"  # the next line says what is wrong
         return head
     if isinstance(err, OmegaConfBaseException):
         return _omegaconf_line(err)
