@@ -6,8 +6,9 @@
   ``ValueError`` so callers that catch ``ValueError`` keep working.
 - :class:`QuestionFailed` — one question could not be answered (its LLM call failed after
   every retry, the server rejected its prompt, its evidence broke the budget invariant). The
-  evaluation loop records the question as failed with ``reason`` and goes on; a rerun retries
-  failed questions.
+  evaluation loop records the question as failed with ``reason`` and goes on; a rerun asks
+  again the questions that failed for a transient reason (``retryable``), not those that
+  would fail the same way (a rejected prompt, a broken budget).
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ class QuestionFailed(Exception):
     Attributes:
         reason: one-line description (recorded in the question's result).
         attempts: HTTP attempts made for it (0 when no call was made).
+        retryable: whether asking again may succeed (a transient fault) — a rerun retries it.
     """
 
-    def __init__(self, reason: str, attempts: int = 0) -> None:
+    def __init__(self, reason: str, attempts: int = 0, retryable: bool = True) -> None:
         super().__init__(reason)
         self.reason = reason
         self.attempts = attempts
+        self.retryable = retryable

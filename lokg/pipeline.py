@@ -49,8 +49,12 @@ class BudgetExceeded(QuestionFailed):
     """The evidence (or, with ``budget_scope=prompt``, the prompt) of one question is over B.
 
     Raised instead of sending it; the evaluation loop records the question as failed with
-    ``reason`` and goes on (no call was made: ``attempts`` is 0).
+    ``reason`` and goes on (no call was made: ``attempts`` is 0). Not retried by a rerun: the
+    same configuration builds the same evidence.
     """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, attempts=0, retryable=False)
 
 
 @dataclass(frozen=True)

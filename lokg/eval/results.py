@@ -273,9 +273,20 @@ class ResultsWriter:
 
     @property
     def failed_ids(self) -> set[str]:
-        """Ids whose current record failed (a rerun asks them again)."""
+        """Ids whose current record failed."""
         with self._lock:
             return {i for i, r in self.records.items() if r.status == "failed"}
+
+    @property
+    def retryable_failed_ids(self) -> set[str]:
+        """Failed ids a rerun asks again: those that failed for a transient reason (records
+        written before ``retryable`` existed count as retryable)."""
+        with self._lock:
+            return {
+                i
+                for i, r in self.records.items()
+                if r.status == "failed" and r.extra.get("retryable", True)
+            }
 
     def __contains__(self, question_id: object) -> bool:
         """Whether ``question_id`` has a record (answered or failed)."""

@@ -56,6 +56,7 @@ def failed_result(question: Question, error: QuestionFailed, reader: str = "") -
         error=str(error),
         reader=reader,
         attempts=error.attempts,
+        extra={"retryable": bool(getattr(error, "retryable", True))},
     )
 
 
@@ -82,7 +83,9 @@ def run_questions(
         reader_label: stored in failed records.
         progress: show a tqdm bar with ETA.
         desc: the bar's label.
-        retry_failed: ask again the questions recorded as failed (False keeps them).
+        retry_failed: ask again the questions recorded as failed for a transient reason
+            (False keeps them); those that failed for good (a rejected prompt, a broken
+            budget: ``QuestionFailed.retryable`` false) are never asked again.
     """
     if concurrency < 1:
         raise ValueError(f"run_questions: 'concurrency' must be >= 1, got {concurrency}")
@@ -91,16 +94,19 @@ def run_questions(
         dup = next(i for i in ids if ids.count(i) > 1)
         raise ValueError(f"run_questions: question id {dup!r} appears more than once")
     answered = writer.done_ids & set(ids)
-    failed_before = writer.failed_ids & set(ids)
-    skip = answered if retry_failed else answered | failed_before
+    failed_before = writer.retryable_failed_ids & set(ids)
+    # rejected prompts and broken budgets would fail the same way again: never re-sent
+    permanent = (writer.failed_ids & set(ids)) - failed_before
+    skip = answered | permanent | (set() if retry_failed else failed_before)
     todo = [q for q in questions if q.id not in skip]
     skipped = len(questions) - len(todo)
-    if answered or failed_before:
+    if answered or failed_before or permanent:
         log.info(
-            "resuming: %d answered, %d failed earlier and %s",
+            "resuming: %d answered, %d failed earlier and %s, %d failed for good (kept)",
             len(answered),
             len(failed_before),
             "retried now" if retry_failed else "kept (retry_failed=false)",
+            len(permanent),
         )
     failed = 0
 

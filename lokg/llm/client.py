@@ -518,7 +518,7 @@ class ChatClient:
             raise LLMFatalError(failure.reason)
         if failure.outcome == "question":
             self._warn("%s: %s", self.name, failure.reason)
-        raise LLMCallFailed(failure.reason, attempt)
+        raise LLMCallFailed(failure.reason, attempt, retryable=failure.outcome == "retry")
 
     def _record(self, response: ChatResponse, ledger: CallLedger | None) -> None:
         for book in (ledger, self.totals):

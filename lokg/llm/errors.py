@@ -37,14 +37,16 @@ class LLMCallFailed(LLMError, QuestionFailed):
     Attributes:
         attempts: HTTP attempts made.
         reason: one-line description of the last failure.
+        retryable: False when the server rejected the request itself (a rerun would send the
+            same prompt and be rejected again), True after transient faults.
     """
 
-    def __init__(self, reason: str, attempts: int) -> None:
-        super().__init__(reason, attempts)  # QuestionFailed sets reason and attempts
+    def __init__(self, reason: str, attempts: int, retryable: bool = True) -> None:
+        super().__init__(reason, attempts, retryable)  # QuestionFailed sets the attributes
         self.args = (f"LLM call failed after {attempts} attempt(s): {reason}",)
 
     def __reduce__(self):
-        return type(self), (self.reason, self.attempts)
+        return type(self), (self.reason, self.attempts, self.retryable)
 
 
 class LocalServerError(LLMError):

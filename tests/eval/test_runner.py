@@ -89,6 +89,37 @@ def test_rerun_asks_failed_questions_again_and_never_an_answered_one(tmp_path, c
     assert final.superseded == 2
 
 
+def test_a_rejected_prompt_is_not_sent_again_but_a_transient_failure_is(tmp_path, caplog):
+    asked: list[str] = []
+
+    def first(q):
+        asked.append(q.id)
+        if q.id == "q1":  # the server rejected this prompt: it would again
+            raise LLMCallFailed("HTTP 400 (prompt too long, not retried)", 1, retryable=False)
+        if q.id == "q2":  # a transient fault
+            raise LLMCallFailed("HTTP 503 after 2 attempts", 2)
+        return answer_ok(q)
+
+    path = tmp_path / "r.jsonl"
+    with ResultsWriter(path) as w:
+        run_questions(QS, first, w, progress=False)
+    assert read_results(path).records["q1"].extra == {"retryable": False}
+    asked.clear()
+    with caplog.at_level(logging.INFO, "lokg.eval.runner"), ResultsWriter(path) as w:
+        again = run_questions(QS, answer_ok_recording(asked), w, progress=False)
+    assert asked == ["q2"]  # only the transient failure is asked again
+    assert "1 failed earlier and retried now, 1 failed for good (kept)" in caplog.text
+    assert again.retried == 1 and read_results(path).failed_ids == {"q1"}
+
+
+def answer_ok_recording(asked: list[str]):
+    def answer(q):
+        asked.append(q.id)
+        return answer_ok(q)
+
+    return answer
+
+
 def test_retry_failed_false_keeps_the_failures(tmp_path, caplog):
     def fail_q0(q):
         if q.id == "q0":
