@@ -33,3 +33,23 @@ def test_the_label_matches_what_runs(make_cfg, overrides, label):
 def test_a_contradiction_is_an_input_error(make_cfg, overrides, message):
     with pytest.raises(InputError, match=message):
         recorded_ablation(make_cfg("evaluate", overrides))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "labels"),
+    [
+        (["experiment=paper"], ("LOKG (paper)", "paper")),
+        (["experiment=paper", "ablation=no_scos"], ("LOKG (paper)", "paper")),
+        (["experiment=paper", "retriever.lambda_topo=0.0"],
+         ("LOKG (paper) + overrides", "paper+overrides")),
+        (["experiment=paper", "encoder=ittc_rank"],
+         ("LOKG (paper) + overrides", "paper+overrides")),
+        ([], ("LOKG (ours)", "lokg")),
+    ],
+)  # fmt: skip
+def test_a_modified_paper_run_is_not_recorded_as_the_paper(make_cfg, overrides, labels):
+    from lokg.evaluate import recorded_labels
+    from lokg.paper import departures
+
+    cfg = make_cfg("evaluate", overrides)
+    assert recorded_labels(cfg, recorded_ablation(cfg), departures(cfg)) == labels
