@@ -59,7 +59,15 @@ from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, OmegaConfBas
 from lokg.config import check_schema_keys
 from lokg.llm.errors import LLMFatalError, LocalServerError, MissingAPIKeyError
 
-__all__ = ["EXIT_INPUT_ERROR", "describe", "input_error", "main", "redact", "run_job"]
+__all__ = [
+    "EXIT_INPUT_ERROR",
+    "describe",
+    "input_error",
+    "main",
+    "redact",
+    "report",
+    "run_job",
+]
 
 #: exit status of a run stopped by the user's input (argparse's convention for usage errors)
 EXIT_INPUT_ERROR = 2
@@ -216,6 +224,16 @@ def _report(exc: BaseException, err: BaseException, show_traceback: bool) -> NoR
     sys.stderr.write(f"error: {redact(describe(err))}\n")
     sys.stderr.flush()
     raise SystemExit(EXIT_INPUT_ERROR)
+
+
+def report(exc: BaseException, show_traceback: bool = False) -> NoReturn:
+    """What the entry points do with an exception: an input error is printed as one line,
+    ``error: <message>``, on stderr and exits with :data:`EXIT_INPUT_ERROR`; a bug is
+    re-raised with its traceback."""
+    err = input_error(exc)
+    if err is None:
+        raise exc
+    _report(exc, err, show_traceback)
 
 
 def _redacting_excepthook(kind, value, tb) -> None:

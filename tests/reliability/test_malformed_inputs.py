@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from lokg.cli import EXIT_INPUT_ERROR, report
 from lokg.data import CustomSource, KGQADataModule, PathQuestionSource, RoGSource
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
@@ -346,7 +347,7 @@ def test_the_corpus_is_large_and_every_id_unique():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_malformed_input_is_one_line_naming_file_and_line(tmp_path, case):
+def test_malformed_input_is_one_line_naming_file_and_line(tmp_path, capsys, case):
     _write(tmp_path, case.files)
     where = case.where.format(tmp=tmp_path)
     with pytest.raises(InputError, match="^" + re.escape(where)) as err:
@@ -355,6 +356,12 @@ def test_malformed_input_is_one_line_naming_file_and_line(tmp_path, case):
     assert msg.splitlines() == [msg] and msg.isprintable(), msg
     assert case.says in msg, msg
     assert not (tmp_path / "artifacts" / "data").exists()  # nothing prepared, nothing half-made
+    # what train.py / evaluate.py print for it: this one line on stderr, exit code 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        report(err.value)
+    assert stop.value.code == EXIT_INPUT_ERROR == 2
+    assert capsys.readouterr().err == f"error: {msg}\n"
 
 
 # ----------------------------------------------------------------- nothing is half-written
