@@ -276,38 +276,30 @@ class LOKG:
                 retrieval, question, b, context, evidence_budget
             )
         no_evidence = self._no_evidence(retrieval, context)
-        if self._skips(retrieval, context):
-            return PipelineOutput(
-                question=question,
-                answers=[],
-                output="",
-                reader=self.reader.label,
-                prompt=[],
-                context=context,
-                retrieval=retrieval,
-                budget=b,
-                budget_scope=self.budget_scope,
-                evidence_budget=evidence_budget,
-                no_evidence=True,
-                retrieval_latency_s=retrieval_latency,
-            )
         t1 = time.perf_counter()
-        out = self.reader.answer(question.text, context.text, [a.label for a in retrieval.answers])
+        if self._skips(retrieval, context):  # no evidence: the call is not made
+            answers, output, label, messages, accounting = [], "", self.reader.label, [], {}
+        else:
+            out = self.reader.answer(
+                question.text, context.text, [a.label for a in retrieval.answers]
+            )
+            answers, output, label = list(out.answers), out.output, out.reader
+            messages, accounting = list(out.messages), dict(out.accounting)
         return PipelineOutput(
             question=question,
-            answers=list(out.answers),
-            output=out.output,
-            reader=out.reader,
-            prompt=list(out.messages),
+            answers=answers,
+            output=output,
+            reader=label,
+            prompt=messages,
             context=context,
             retrieval=retrieval,
             budget=b,
             budget_scope=self.budget_scope,
             evidence_budget=evidence_budget,
             no_evidence=no_evidence,
-            accounting=dict(out.accounting),
+            accounting=accounting,
             retrieval_latency_s=retrieval_latency,
-            llm_latency_s=time.perf_counter() - t1,
+            llm_latency_s=time.perf_counter() - t1 if messages else 0.0,
         )
 
     @staticmethod
