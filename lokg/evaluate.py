@@ -28,7 +28,7 @@ from lokg.eval.results import ResultsWriter
 from lokg.eval.runner import run_questions
 from lokg.eval.tables import ABLATIONS, RunSummary, write_run_summary
 from lokg.llm import build_reader
-from lokg.paper import departures
+from lokg.paper import departures, gat_departures
 from lokg.pipeline import BUDGET_SCOPES, LOKG
 from lokg.tokens import check_budget
 from lokg.train import format_stats, instantiate_list, resolve_seed
@@ -188,6 +188,13 @@ def run(cfg: DictConfig) -> dict:
         departed = departures(cfg)
         print(configuration_line(cfg, departed), flush=True)
         pipeline = LOKG.from_config(cfg, datamodule, reader)
+        if pipeline.provenance.get("gat"):  # how the loaded GAT was trained counts too
+            gat_cfg = OmegaConf.load(
+                datamodule.artifact_dir / pipeline.provenance["gat"] / "config.yaml"
+            )
+            for line in gat_departures(gat_cfg):
+                departed.append(line)
+                print(f"  - {line}", flush=True)
         key = run_key(cfg, pipeline.provenance)
         run_dir = Path(cfg.paths.log_dir) / "evaluate" / "results" / datamodule.name / key
         writer = ResultsWriter(run_dir / "results.jsonl", fingerprint=key)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PAPER_SETTINGS", "departures"]
+__all__ = ["PAPER_GAT_SETTINGS", "PAPER_SETTINGS", "departures", "gat_departures"]
 
 #: dotted config key -> the paper's value (evaluation time; training-time values live in the
 #: model/scos configs and are recorded in the artifacts' config.yaml)
@@ -39,6 +39,15 @@ PAPER_SETTINGS: dict[str, Any] = {
     "encoder.dp_max_budget": 4096,  # Sec. 2.4
     "encoder.order": "entropy",  # Eq. (8)
     "encoder.drop_policy": "value",  # Eq. (9) values decide what goes first
+}
+
+#: training-time settings of the GAT artifact a run loads (its config.yaml) -> the paper's
+PAPER_GAT_SETTINGS: dict[str, Any] = {
+    "model.relation_source": "fixed",  # Sec. 2.5: the attention sees W_r e_r, TransE's e_r
+    "model.heads": 4,  # Table 3
+    "model.hidden": 128,  # Table 3
+    "model.dropout": 0.3,  # Table 3
+    "model.query_conditioning": False,  # Eq. (13): alpha does not see the question
 }
 
 _MISSING = object()
@@ -100,4 +109,17 @@ def departures(cfg: Any) -> list[str]:
             out.append(f"{key}: {ours!r} (paper: {paper!r})")
             if key.endswith("._target_") or key == "scos.mode":
                 replaced.add(group)  # its other settings are not comparable
+    return out
+
+
+def gat_departures(gat_config: Any) -> list[str]:
+    """How the GAT artifact a run loads was trained differently from the paper (one line each,
+    prefixed ``gat:``); ``gat_config`` is the ``config.yaml`` saved beside the artifact."""
+    out = []
+    for key, paper in PAPER_GAT_SETTINGS.items():
+        ours = _select(gat_config, key)
+        if ours is _MISSING:
+            out.append(f"gat:{key}: not recorded (paper: {paper!r})")
+        elif not _equal(_plain(ours), paper):
+            out.append(f"gat:{key}: {_plain(ours)!r} (paper: {paper!r})")
     return out

@@ -46,3 +46,16 @@ def test_a_missing_key_of_the_papers_component_is_a_departure():
     cfg = _paper_cfg()
     del cfg["retriever"]["k_top"]
     assert departures(cfg) == ["retriever.k_top: not set (paper: 20)"]
+
+
+def test_a_gat_trained_otherwise_departs_from_the_paper():
+    from lokg.paper import PAPER_GAT_SETTINGS, gat_departures
+
+    model = {k.split(".", 1)[1]: v for k, v in PAPER_GAT_SETTINGS.items()}
+    assert gat_departures({"model": model}) == []
+    free = {"model": {**model, "relation_source": "learned"}}
+    assert gat_departures(free) == ["gat:model.relation_source: 'learned' (paper: 'fixed')"]
+    assert (
+        gat_departures({"model": {}})[0]
+        == "gat:model.relation_source: not recorded (paper: 'fixed')"
+    )
