@@ -29,7 +29,7 @@ from lokg.eval.runner import run_questions
 from lokg.eval.tables import ABLATIONS, RunSummary, write_run_summary
 from lokg.llm import build_reader
 from lokg.paper import departures, gat_departures
-from lokg.pipeline import BUDGET_SCOPES, LOKG
+from lokg.pipeline import LOKG, check_budget_scope
 from lokg.tokens import check_budget
 from lokg.train import format_stats, instantiate_list, resolve_seed
 
@@ -161,10 +161,7 @@ def run(cfg: DictConfig) -> dict:
     """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics."""
     configure_console(cfg.verbose)
     budget = check_budget(cfg.budget)
-    if cfg.budget_scope not in BUDGET_SCOPES:
-        raise ValueError(
-            f"budget_scope={cfg.budget_scope!r}; expected one of {list(BUDGET_SCOPES)}"
-        )
+    check_budget_scope(cfg.budget_scope)
     if cfg.split not in SPLITS:
         raise ValueError(f"split={cfg.split!r}; expected one of {SPLITS}")
     if cfg.limit is not None and cfg.limit <= 0:

@@ -34,7 +34,14 @@ from lokg.retrieval import PerQuestionRetriever, RetrievalResult, Retriever
 from lokg.tokens import check_budget
 from lokg.typing import Question
 
-__all__ = ["BUDGET_SCOPES", "LOKG", "NUM_BOOST_CANDIDATES", "BudgetExceeded", "PipelineOutput"]
+__all__ = [
+    "BUDGET_SCOPES",
+    "LOKG",
+    "NUM_BOOST_CANDIDATES",
+    "BudgetExceeded",
+    "PipelineOutput",
+    "check_budget_scope",
+]
 
 #: candidate answers (TAIMR's coarse filter) whose triples get alpha = lambda_boost, Eq. (10)
 NUM_BOOST_CANDIDATES = 5
@@ -43,6 +50,13 @@ NUM_BOOST_CANDIDATES = 5
 BUDGET_SCOPES = ("evidence", "prompt")
 #: re-encodings allowed when the whole prompt counts more than its parts (``prompt`` scope)
 _PROMPT_FIT_TRIES = 4
+
+
+def check_budget_scope(scope: object) -> str:
+    """``budget_scope`` as one of :data:`BUDGET_SCOPES`, or a one-line error."""
+    if scope not in BUDGET_SCOPES:
+        raise ValueError(f"budget_scope={scope!r}; expected one of {list(BUDGET_SCOPES)}")
+    return scope
 
 
 class BudgetExceeded(QuestionFailed):
@@ -143,10 +157,7 @@ class LOKG:
         self.encoder = encoder
         self.reader = reader
         self.budget = check_budget(budget)
-        if budget_scope not in BUDGET_SCOPES:
-            raise ValueError(
-                f"budget_scope={budget_scope!r}; expected one of {list(BUDGET_SCOPES)}"
-            )
+        check_budget_scope(budget_scope)
         if budget_scope == "prompt" and not hasattr(reader, "prompt_overhead"):
             raise TypeError(
                 f"LOKG: budget_scope='prompt' needs a reader that counts its prompt "
