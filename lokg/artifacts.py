@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from lokg.kg.graph import KnowledgeGraph
 
-KINDS = ("scos", "gat")
+KINDS = ("scos", "gat", "qgat")
 
 
 def config_key(*nodes: Any) -> str:
@@ -84,6 +84,7 @@ class GraphArtifacts:
         relation_embeddings: ``[R, d]`` TransE embeddings of ``kg``'s relations, when trained.
         gat_dir: the GAT artifact used, when one is loaded.
         edge_log_alpha: ``[T]`` log alpha of the trained GAT in ``kg``'s triple order.
+        walk_dir: the trained walk model (``qgat-*/``) used by ``retriever=learned``.
     """
 
     kg: KnowledgeGraph
@@ -91,6 +92,7 @@ class GraphArtifacts:
     relation_embeddings: np.ndarray | None = None
     gat_dir: Path | None = None
     edge_log_alpha: np.ndarray | None = None
+    walk_dir: Path | None = None
 
 
 def load_graph_artifacts(
@@ -99,6 +101,8 @@ def load_graph_artifacts(
     need_gat: bool,
     scos_dir: str | None = None,
     gat_dir: str | None = None,
+    need_walk: bool = False,
+    walk_dir: str | None = None,
 ) -> GraphArtifacts:
     """The graph after SCOS and, when ``need_gat``, the trained GAT's attention.
 
@@ -133,4 +137,19 @@ def load_graph_artifacts(
                 "with the same scos setting"
             )
         art.edge_log_alpha = np.load(art.gat_dir / "edge_log_alpha.npy")
+    if need_walk:
+        art.walk_dir = resolve(root, "qgat", walk_dir)
+        if art.walk_dir is None:
+            raise FileNotFoundError(
+                f"no trained walk model for {datamodule.name} under {root}; run "
+                "`python train.py experiment=train_qgat data=...` first, or give "
+                "retriever.model_dir=<a qgat-* directory>"
+            )
+        meta = json.loads((art.walk_dir / "qgat.json").read_text(encoding="utf-8"))
+        if walk_dir is None and meta["kg_fingerprint"] != art.kg.fingerprint():
+            raise ValueError(
+                f"{art.walk_dir}: the walk model was trained on another graph (kg fingerprint "
+                f"{meta['kg_fingerprint']}, this one {art.kg.fingerprint()}); retrain "
+                "experiment=train_qgat with the same scos setting"
+            )
     return art

@@ -192,6 +192,7 @@ class LOKG:
         encoder = hydra.utils.instantiate(cfg.encoder)
         train_questions = datamodule.questions.get("train", [])
         need_gat = cfg.retriever.get("attention") == "gat"
+        need_walk = str(cfg.retriever.get("_target_")).endswith("learned.build_learned")
         per_question = datamodule.has_question_subgraphs
         if per_question and need_gat:
             raise ValueError(
@@ -204,12 +205,18 @@ class LOKG:
             need_gat,
             cfg.get("scos_dir"),
             None if per_question else cfg.get("gat_dir"),
+            need_walk,
+            cfg.retriever.get("model_dir") if need_walk else None,
         )
         provenance = {
             "kg": (datamodule.kg if per_question else art.kg).fingerprint(),
             "scos": None if art.scos_dir is None else art.scos_dir.name,
             "gat": None if art.gat_dir is None else art.gat_dir.name,
+            "walk_model": None if art.walk_dir is None else art.walk_dir.name,
         }
+        walk = {}
+        if need_walk:
+            walk = {"model_dir": art.walk_dir, "relation_embeddings": art.relation_embeddings}
         if per_question:
             from lokg.scos import SCOSResult
 
@@ -220,7 +227,9 @@ class LOKG:
                 return kg if scos is None else kg.with_relations(scos.mapping, scos.relations)
 
             def build(kg):
-                return make_retriever(kg=kg, encoder=embedder, train_questions=train_questions)
+                return make_retriever(
+                    kg=kg, encoder=embedder, train_questions=train_questions, **walk
+                )
 
             retriever: Retriever = PerQuestionRetriever(graph_of, build)
             cache_dir = None
@@ -230,6 +239,7 @@ class LOKG:
                 encoder=embedder,
                 edge_log_alpha=art.edge_log_alpha,
                 train_questions=train_questions,
+                **walk,
             )
             cache_dir = datamodule.artifact_dir / "retriever_cache"
         return cls(

@@ -233,3 +233,75 @@ def run_gat_stage(
     mark_latest(datamodule.artifact_dir, "gat", out)
     log.info("GAT artifacts: %s", out)
     return out
+
+
+def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
+    """``model.set_graph`` for the walk model: node features, TransE's merged e_r,
+    relation-name embeddings and the question encoder."""
+    from lokg.taimr.learned import relation_names
+
+    feats = entity_features(embedder, art.kg)
+    rel = None if art.relation_embeddings is None else torch.from_numpy(art.relation_embeddings)
+    if model.hparams.relation_source == "fixed" and rel is None:
+        raise ValueError(
+            "model.relation_source=fixed needs TransE embeddings: run experiment=train_transe "
+            "first (or model.relation_source=learned)"
+        )
+    names = torch.from_numpy(relation_names(art.kg, embedder)) if model.hparams.name_dim else None
+    cache: dict[str, np.ndarray] = {}
+
+    def query_encoder(texts: list[str]) -> torch.Tensor:
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        if missing:
+            for t, v in zip(missing, embedder.encode(missing, kind="query"), strict=True):
+                cache[t] = np.asarray(v, np.float32)
+        return torch.from_numpy(np.stack([cache[t] for t in texts]))
+
+    model.set_graph(art.kg, feats, rel, names, query_encoder)
+
+
+def run_walk_stage(
+    cfg: DictConfig, datamodule, model, trainer: pl.Trainer, art: GraphArtifacts, seed: int
+) -> Path:
+    """After the walk model's fit: export the best checkpoint's network -> ``qgat-<key>/``.
+
+    The directory holds ``walk_model.pt`` (the network's state dict), ``relation_table.npy``
+    (the e_r it saw), ``qgat.json`` (architecture, graph fingerprint, embedder, which epoch)
+    and the config.
+    """
+    from lokg.taimr.learned import META_FILE, MODEL_FILE
+
+    exported = restore_best_checkpoint(model, trainer)
+    print(exported.describe("walk model"), flush=True)
+    hp = model.hparams
+    key = config_key(
+        cfg.model, cfg.trainer.get("max_epochs"), cfg.embedder, str(art.scos_dir), seed
+    )
+    out = stage_dir(datamodule.artifact_dir, "qgat", key)
+    with atomic_directory(out) as tmp:
+        torch.save({k: v.cpu() for k, v in model.net.state_dict().items()}, tmp / MODEL_FILE)
+        np.save(tmp / "relation_table.npy", model.relation_table.weight.detach().cpu().numpy())
+        meta = {
+            "kg_fingerprint": art.kg.fingerprint(),
+            "scos_dir": str(art.scos_dir) if art.scos_dir else None,
+            "embedder": OmegaConf.to_container(cfg.embedder, resolve=True),
+            "architecture": {
+                "node_dim": hp.node_dim,
+                "rel_dim": hp.transe_dim + hp.name_dim + 1,
+                "query_dim": hp.node_dim,
+                "name_dim": hp.name_dim,
+                "transe_dim": hp.transe_dim,
+                "hidden": hp.hidden,
+                "heads": hp.heads,
+                "max_hops": hp.max_hops,
+                "question_in_attention": hp.question_in_attention,
+                "relation_source": hp.relation_source,
+                "both_directions": hp.both_directions,
+            },
+        }
+        meta |= exported.metadata()
+        (tmp / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
+    mark_latest(datamodule.artifact_dir, "qgat", out)
+    log.info("walk model artifacts: %s", out)
+    return out

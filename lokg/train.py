@@ -72,16 +72,24 @@ def run(cfg: DictConfig) -> dict:
         return result
 
     from lokg.models.gat_module import GATModule
+    from lokg.models.path_module import PathGATModule
     from lokg.models.transe_module import TransEModule
 
     build = hydra.utils.instantiate(cfg.model, _partial_=True)
-    gat_art = None
-    if isinstance(build.func, type) and issubclass(build.func, GATModule):
+    gat_art = walk_art = None
+    is_class = isinstance(build.func, type)
+    if is_class and issubclass(build.func, GATModule):
         # the GAT runs on SCOS's compressed graph, with encoder node features
         embedder = hydra.utils.instantiate(cfg.embedder)
         gat_art, sizes = stages.prepare_gat(cfg, datamodule, embedder)
         model = build(**sizes)
         feats = stages.attach_gat_graph(model, gat_art, embedder)
+    elif is_class and issubclass(build.func, PathGATModule):
+        # the walk model: SCOS's graph, encoder features, TransE's merged e_r
+        embedder = hydra.utils.instantiate(cfg.embedder)
+        walk_art, _ = stages.prepare_gat(cfg, datamodule, embedder)
+        model = build(num_relations=walk_art.kg.num_relations)
+        stages.attach_walk_graph(model, walk_art, embedder)
     else:
         model = build(**datamodule.model_kwargs())
     callbacks = instantiate_list(cfg.get("callbacks"))
@@ -111,6 +119,8 @@ def run(cfg: DictConfig) -> dict:
         result["gat_dir"] = stages.run_gat_stage(
             cfg, datamodule, model, trainer, gat_art, feats, seed
         )
+    elif walk_art is not None:
+        result["qgat_dir"] = stages.run_walk_stage(cfg, datamodule, model, trainer, walk_art, seed)
     result["trainer"] = trainer
     result["model"] = model
     result["datamodule"] = datamodule

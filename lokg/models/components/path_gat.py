@@ -1,0 +1,222 @@
+"""The question-aware walk model: TAIMR's relation-aware GAT (Eq. (13)-(15)) with the
+question in its attention logits, and a hop attention that turns its node states into a
+stopping random walk (beyond the paper; docs/design/taimr.md, "Learned walk").
+
+Layers:
+
+1. :class:`~lokg.models.components.rel_gat_conv.RelGAT` over the question's walk graph
+   (both step directions, :mod:`lokg.taimr.walk`), each layer's logit carrying
+   ``<W_q q, W_r e_r + W h_v> / sqrt(d')`` (``question_in_attention=True``), giving node
+   states ``h`` ``[n, d']``.
+2. Hop attention, Eq. (13)'s form once more with a hop-specific question projection:
+
+   ``logit_t(u -> v | r, q) = LeakyReLU(a^T [W h_u || W h_v || W_r e_r])
+   + <W_q^(t) q, W_r e_r + W h_v> / sqrt(d')``
+
+   and a stop option per node, ``logit_t(stop at u | q) = <W_s^(t) q, W h_u> / sqrt(d') + b_t``,
+   soft-maxed together over u's steps (:func:`walk_log_probs`).  Without the question
+   (``question_in_attention=False``, an ablation) ``W_q^(t) q`` and ``W_s^(t) q`` become
+   learned vectors per hop: the walk still knows its hop, not the question.
+
+Relation features ``e_r`` are rows of ``[2R, d_r]`` built by :func:`relation_features`: a
+forward relation ``r`` is ``[e_r^TransE || name(r) || 0]`` and its inverse ``r^-1`` is
+``[-e_r^TransE || name(r) || 1]`` (TransE's ``h + r ~ t`` read backwards is ``t - r ~ h``).
+The name part (the sentence encoder over the relation's label) is what carries the model
+to a KG it was not trained on; the TransE part is zero there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from lokg.models.components.rel_gat_conv import RelGAT
+
+__all__ = ["QuestionPathGAT", "group_logsumexp", "relation_features", "walk_log_probs"]
+
+
+def relation_features(
+    transe: Tensor | np.ndarray | None,
+    names: Tensor | np.ndarray | None,
+    num_relations: int,
+    transe_dim: int,
+) -> Tensor:
+    """``[2R, transe_dim + d_n + 1]`` step-relation features (module doc).
+
+    ``transe`` ``[R, transe_dim]`` (``None``: zeros, e.g. a KG without TransE) and ``names``
+    ``[R, d_n]`` (``None``: no name part).  Tensors keep their autograd graph (a learned
+    relation table trains through this).
+    """
+    if transe is None:
+        e = torch.zeros(num_relations, transe_dim)
+    else:
+        e = torch.as_tensor(transe, dtype=torch.float32)
+    if tuple(e.shape) != (num_relations, transe_dim):
+        raise ValueError(
+            f"TransE relation embeddings must be [{num_relations}, {transe_dim}], "
+            f"got {list(e.shape)}"
+        )
+    parts_f, parts_b = [e], [-e]
+    if names is not None:
+        n = torch.as_tensor(names, dtype=torch.float32, device=e.device)
+        if n.shape[0] != num_relations:
+            raise ValueError(f"relation name features must have {num_relations} rows")
+        parts_f.append(n)
+        parts_b.append(n)
+    zeros = torch.zeros(num_relations, 1, device=e.device)
+    parts_f.append(zeros)
+    parts_b.append(zeros + 1)
+    return torch.cat([torch.cat(parts_f, 1), torch.cat(parts_b, 1)], 0)
+
+
+def group_logsumexp(values: Tensor, index: Tensor, num_groups: int) -> Tensor:
+    """``[num_groups]`` log sum exp of ``values [k]`` per group ``index [k]`` (-inf if empty)."""
+    mx = torch.full((num_groups,), float("-inf"), dtype=values.dtype, device=values.device)
+    mx = mx.scatter_reduce(0, index, values, reduce="amax", include_self=True)
+    safe = torch.where(torch.isfinite(mx), mx, torch.zeros_like(mx))
+    total = torch.zeros_like(mx).index_add(0, index, (values - safe[index]).exp())
+    return total.log() + safe
+
+
+def walk_log_probs(
+    step_logits: Tensor, stop_logits: Tensor, src: Tensor, num_nodes: int
+) -> tuple[Tensor, Tensor]:
+    """Normalise per hop over each node's steps and its stop option.
+
+    Hop 0 has no stop (a path has at least one step); a node without steps stops with
+    probability 1.
+
+    Shapes:
+        - ``step_logits [m, L]``, ``stop_logits [n, L]``, ``src [m]`` (local node ids)
+        - **output:** ``step_logp [m, L]``, ``stop_logp [n, L]`` (column 0 is -inf)
+    """
+    num_hops = step_logits.size(1)
+    nodes = torch.arange(num_nodes, device=src.device)
+    step_out, stop_out = [], []
+    for t in range(num_hops):
+        if t == 0:
+            lse = group_logsumexp(step_logits[:, 0], src, num_nodes)
+            stop_out.append(torch.full_like(stop_logits[:, 0], float("-inf")))
+        else:
+            lse = group_logsumexp(
+                torch.cat([step_logits[:, t], stop_logits[:, t]]),
+                torch.cat([src, nodes]),
+                num_nodes,
+            )
+            stop_out.append(stop_logits[:, t] - lse)
+        step_out.append(step_logits[:, t] - lse[src])
+    return torch.stack(step_out, 1), torch.stack(stop_out, 1)
+
+
+class QuestionPathGAT(nn.Module):
+    """Relation-aware GAT with the question in its attention, and the hop attention.
+
+    Args:
+        node_dim: d_v of node features (384 MiniLM, 768 E5).
+        rel_dim: size of the step-relation features (:func:`relation_features`).
+        query_dim: size of question embeddings.
+        hidden: d' (128).  heads: M (4).  dropout: 0.3 (Table 3).
+        max_hops: L (3): one hop attention per hop.
+        question_in_attention: the question enters the GAT and hop logits (default);
+            ``False`` is the "no question in attention" ablation.
+        negative_slope: LeakyReLU slope (0.2).
+
+    Shapes:
+        - **input:** ``x [n, d_v]``, ``edge_index [2, m]`` (step start -> end),
+          ``step_relation [m]`` (rows of ``rel_feats``), ``rel_feats [2R, rel_dim]``,
+          ``query_edge [m, d_q]`` and ``query_node [n, d_q]`` (each step's and node's
+          question; ``None`` without question)
+        - **output:** ``step_logits [m, L]``, ``stop_logits [n, L]``
+    """
+
+    def __init__(
+        self,
+        node_dim: int,
+        rel_dim: int,
+        query_dim: int,
+        hidden: int = 128,
+        heads: int = 4,
+        dropout: float = 0.3,
+        max_hops: int = 3,
+        question_in_attention: bool = True,
+        negative_slope: float = 0.2,
+    ):
+        super().__init__()
+        self.hidden = hidden
+        self.max_hops = max_hops
+        self.question_in_attention = question_in_attention
+        self.negative_slope = negative_slope
+        self.gat = RelGAT(
+            node_dim,
+            rel_dim,
+            hidden,
+            heads,
+            dropout,
+            query_dim=query_dim if question_in_attention else None,
+        )
+        self.lin = nn.Linear(hidden, hidden, bias=False)  # W
+        self.lin_rel = nn.Linear(rel_dim, hidden, bias=False)  # W_r
+        self.att = nn.Parameter(torch.empty(3, hidden))  # a = [a_src || a_dst || a_rel]
+        if question_in_attention:
+            self.hop_query = nn.Linear(query_dim, max_hops * hidden, bias=False)  # W_q^(t)
+            self.stop_query = nn.Linear(query_dim, max_hops * hidden, bias=False)  # W_s^(t)
+        else:
+            self.hop_query_vec = nn.Parameter(torch.empty(max_hops, hidden))
+            self.stop_query_vec = nn.Parameter(torch.empty(max_hops, hidden))
+        self.stop_bias = nn.Parameter(torch.zeros(max_hops))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        self.gat.reset_parameters()
+        nn.init.xavier_uniform_(self.lin.weight)
+        nn.init.xavier_uniform_(self.lin_rel.weight)
+        nn.init.xavier_uniform_(self.att)
+        if self.question_in_attention:
+            nn.init.xavier_uniform_(self.hop_query.weight)
+            nn.init.xavier_uniform_(self.stop_query.weight)
+        else:
+            nn.init.normal_(self.hop_query_vec, std=self.hidden**-0.5)
+            nn.init.normal_(self.stop_query_vec, std=self.hidden**-0.5)
+        nn.init.zeros_(self.stop_bias)
+
+    def forward(
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        step_relation: Tensor,
+        rel_feats: Tensor,
+        query_edge: Tensor | None = None,
+        query_node: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        if self.question_in_attention and (query_edge is None or query_node is None):
+            raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
+        L, C = self.max_hops, self.hidden
+        h, _ = self.gat(
+            x,
+            edge_index,
+            step_relation,
+            rel_feats,
+            query_edge if self.question_in_attention else None,
+        )  # [n, d']
+        hp = self.lin(h)  # [n, d']
+        rp = self.lin_rel(rel_feats)[step_relation]  # [m, d']
+        src, dst = edge_index
+        base = F.leaky_relu(
+            (hp * self.att[0]).sum(-1)[src] + (hp * self.att[1]).sum(-1)[dst]
+            + (rp * self.att[2]).sum(-1),
+            self.negative_slope,
+        )  # [m]  # fmt: skip
+        key = rp + hp[dst]  # [m, d']
+        if self.question_in_attention:
+            q_hop = self.hop_query(query_edge).view(-1, L, C)  # [m, L, d']
+            q_stop = self.stop_query(query_node).view(-1, L, C)  # [n, L, d']
+        else:
+            q_hop = self.hop_query_vec.unsqueeze(0)  # [1, L, d']
+            q_stop = self.stop_query_vec.unsqueeze(0)
+        step = base.unsqueeze(1) + (q_hop * key.unsqueeze(1)).sum(-1) / math.sqrt(C)  # [m, L]
+        stop = (q_stop * hp.unsqueeze(1)).sum(-1) / math.sqrt(C) + self.stop_bias  # [n, L]
+        return step, stop

@@ -1,0 +1,301 @@
+"""LightningModule training the question-aware walk model (:mod:`lokg.models.components.path_gat`)
+to rank the paths retrieval ranks (beyond the paper; docs/design/taimr.md, "Learned walk").
+
+Objective.  For each training question the model's stopping random walk from the topic
+entity (:mod:`lokg.taimr.walk`) should end at a gold answer along a supervised path: the
+gold relation path when the dataset annotates one (PathQuestion), else the shortest
+topic -> answer paths (RoG WebQSP/CWQ, custom KGs).  The loss is the negative log of their
+total probability, ``-log sum_{p in P+} P(p | q)``, averaged over questions: the same
+``log P(p | q)`` the retriever's beam search ranks, with its stop term, so no length bias.
+Every softmax group is a node's full set of steps in the question's walk graph (negatives
+are implicit: all other steps and the stop option).
+
+Batches are disjoint unions of per-question walk graphs (``max_fanout`` steps sampled per
+node for hubs), so a 1M-triple graph is never materialised in a step.
+
+Validation logs ``val/loss``, ``val/hits@1`` (the best answer by beam search is gold) and
+``val/recall`` (a gold answer among the ``k_top`` best); checkpoints select on
+``val/hits@1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+from torch import Tensor, nn
+
+from lokg.errors import InputError
+from lokg.kg.graph import KnowledgeGraph
+from lokg.models.components.path_gat import QuestionPathGAT, relation_features, walk_log_probs
+from lokg.taimr.walk import WalkGraph, beam_search, supervised_paths, walk_graph
+from lokg.typing import Question
+
+__all__ = ["PathGATModule", "SupervisedQuestion", "rank_answers"]
+
+RELATION_SOURCES = ("fixed", "learned", "none")
+
+
+@dataclass(frozen=True)
+class SupervisedQuestion:
+    """A question's walk graph and the paths it is trained to follow (may be empty)."""
+
+    question: Question
+    graph: WalkGraph
+    paths: list[tuple[int, ...]]
+    answers: frozenset[int]
+
+
+def rank_answers(
+    graph: WalkGraph, step_logp: np.ndarray, stop_logp: np.ndarray, max_hops: int, beam: int
+) -> tuple[list[int], dict[int, float], dict[int, tuple[int, ...]]]:
+    """Answers (global ids) by ``log P(a | q)`` = logsumexp of their kept paths, best first;
+    their scores; and each answer's best path (step indices)."""
+    walks = beam_search(graph, step_logp, stop_logp, max_hops, beam)
+    scores: dict[int, list[float]] = {}
+    best: dict[int, tuple[int, ...]] = {}
+    for w in walks:
+        a = int(graph.nodes[graph.dst[w.steps[-1]]])
+        scores.setdefault(a, []).append(w.log_prob)
+        best.setdefault(a, w.steps)  # walks come best first
+    total = {a: float(np.logaddexp.reduce(s)) for a, s in scores.items()}
+    order = sorted(total, key=lambda a: (-total[a], a))
+    return order, total, best
+
+
+class PathGATModule(pl.LightningModule):
+    """Trains :class:`QuestionPathGAT` by path likelihood on training questions.
+
+    Args:
+        num_relations: R of the graph (after SCOS).
+        node_dim: d_v (384 MiniLM, 768 E5).  name_dim: size of relation-name embeddings
+            (the same encoder's; 0 = names not used).
+        transe_dim: d_r of TransE (64).
+        hidden, heads, dropout: d' (128), M (4), 0.3 (Table 3).
+        max_hops: L (3).  beam_width: paths kept per hop (64).  k_top: answers counted by
+            ``val/recall`` (20).
+        max_fanout: steps sampled per node in training walk graphs (``None`` = all).
+        both_directions: walk triples tail -> head too (relation ``r^-1``).
+        relation_source: ``"fixed"`` (TransE's SCOS-merged e_r, frozen: the paper's
+            coupling), ``"learned"`` (a free table: ablation) or ``"none"``.
+        question_in_attention: the question enters the attention (ablation: ``False``).
+        max_paths: supervised paths kept per question.
+        optimizer: ``functools.partial`` of a torch optimizer (``None`` = Adam 1e-3).
+    """
+
+    def __init__(
+        self,
+        num_relations: int,
+        node_dim: int = 384,
+        name_dim: int = 384,
+        transe_dim: int = 64,
+        hidden: int = 128,
+        heads: int = 4,
+        dropout: float = 0.3,
+        max_hops: int = 3,
+        beam_width: int = 64,
+        k_top: int = 20,
+        max_fanout: int | None = 64,
+        both_directions: bool = True,
+        relation_source: str = "fixed",
+        question_in_attention: bool = True,
+        max_paths: int = 32,
+        optimizer: Callable[..., torch.optim.Optimizer] | None = None,
+    ):
+        super().__init__()
+        if relation_source not in RELATION_SOURCES:
+            raise ValueError(
+                f"model.relation_source must be one of {RELATION_SOURCES}, got {relation_source!r}"
+            )
+        self.save_hyperparameters(ignore=["optimizer"])
+        self.optimizer_factory = optimizer
+        rel_dim = transe_dim + name_dim + 1
+        self.net = QuestionPathGAT(
+            node_dim, rel_dim, node_dim, hidden, heads, dropout, max_hops, question_in_attention
+        )
+        self.relation_table = nn.Embedding(num_relations, transe_dim)
+        nn.init.normal_(self.relation_table.weight, std=transe_dim**-0.5)
+        if relation_source != "learned":
+            self.relation_table.weight.requires_grad_(False)
+        if relation_source == "none":
+            nn.init.zeros_(self.relation_table.weight)
+        self.register_buffer("relation_names", torch.zeros(num_relations, name_dim))
+        self.kg: KnowledgeGraph | None = None
+        self.node_features: Tensor | None = None
+        self.query_encoder: Callable[[list[str]], Tensor] | None = None
+        self._supervised: dict[str, SupervisedQuestion] = {}
+
+    # ------------------------------------------------------------------ wiring
+    def set_graph(
+        self,
+        kg: KnowledgeGraph,
+        node_features: Tensor,
+        relation_embeddings: Tensor | None,
+        relation_names: Tensor | None,
+        query_encoder: Callable[[list[str]], Tensor],
+    ) -> None:
+        """Attach the graph, node features ``[E, d_v]``, TransE e_r ``[R, d_r]``, relation-name
+        embeddings ``[R, d_n]`` and the question encoder (call before ``fit``)."""
+        hp = self.hparams
+        if kg.num_relations != hp.num_relations:
+            raise ValueError(
+                f"graph has {kg.num_relations} relations, the model was built for "
+                f"{hp.num_relations}"
+            )
+        if hp.relation_source == "fixed":
+            if relation_embeddings is None:
+                raise ValueError("model.relation_source=fixed needs TransE relation embeddings")
+            with torch.no_grad():
+                self.relation_table.weight.copy_(torch.as_tensor(relation_embeddings))
+        if hp.name_dim:
+            if relation_names is None or tuple(relation_names.shape) != (
+                kg.num_relations,
+                hp.name_dim,
+            ):
+                raise ValueError(f"relation_names must be [{kg.num_relations}, {hp.name_dim}]")
+            with torch.no_grad():
+                self.relation_names.copy_(torch.as_tensor(relation_names))
+        self.kg = kg
+        self.node_features = node_features.float()
+        self.query_encoder = query_encoder
+        self._supervised = {}
+
+    def rel_feats(self) -> Tensor:
+        """``[2R, d_r + d_n + 1]`` step-relation features (:func:`relation_features`)."""
+        hp = self.hparams
+        names = self.relation_names if hp.name_dim else None
+        return relation_features(self.relation_table.weight, names, hp.num_relations, hp.transe_dim)
+
+    def supervise(self, q: Question) -> SupervisedQuestion | None:
+        """The question's walk graph and supervised paths (cached; ``None`` without topic)."""
+        if q.id in self._supervised:
+            return self._supervised[q.id]
+        assert self.kg is not None
+        kg, hp = self.kg, self.hparams
+        topic = kg.entities.get(q.topic_entities[0]) if q.topic_entities else None
+        out = None
+        if topic is not None:
+            g = walk_graph(kg, topic, hp.max_hops, hp.max_fanout, hp.both_directions)
+            answers = frozenset(a for a in (kg.entities.get(x) for x in q.answers) if a is not None)
+            gold = [rel for _, rel, _ in q.gold_path]
+            length = len(gold) if 0 < len(gold) <= hp.max_hops else None
+            paths = supervised_paths(kg, g, sorted(answers), length, gold, hp.max_paths)
+            out = SupervisedQuestion(q, g, paths, answers)
+        self._supervised[q.id] = out
+        return out
+
+    def check_supervision(self, questions: Sequence[Question], split: str = "train") -> float:
+        """Share of ``questions`` with a supervised path; raises when there is none at all."""
+        items = [self.supervise(q) for q in questions]
+        n = sum(1 for s in items if s is not None and s.paths)
+        if questions and n == 0:
+            raise InputError(
+                f"no {split} question has a path from its topic entity to a gold answer within "
+                f"max_hops={self.hparams.max_hops}: nothing to train the walk model on "
+                "(check that topic entities and answers are labels of the graph)"
+            )
+        return n / max(len(questions), 1)
+
+    # ------------------------------------------------------------------ forward
+    def score_graphs(self, graphs: Sequence[WalkGraph], questions: Sequence[str]):
+        """Step/stop log-probabilities of each question on its walk graph (disjoint union).
+
+        Returns ``(step_logp [m], stop_logp [n], step offsets, node offsets)``.
+        """
+        assert self.node_features is not None and self.query_encoder is not None
+        device = self.relation_table.weight.device
+        sizes_n = [g.num_nodes for g in graphs]
+        sizes_m = [g.num_steps for g in graphs]
+        off_n = np.concatenate([[0], np.cumsum(sizes_n)])
+        nodes = torch.as_tensor(np.concatenate([g.nodes for g in graphs]), device="cpu")
+        x = self.node_features[nodes].to(device)
+        src = np.concatenate([g.src + off_n[i] for i, g in enumerate(graphs)])
+        dst = np.concatenate([g.dst + off_n[i] for i, g in enumerate(graphs)])
+        edge_index = torch.as_tensor(np.stack([src, dst]), dtype=torch.long, device=device)
+        rel = torch.as_tensor(
+            np.concatenate([g.step_relation for g in graphs]), dtype=torch.long, device=device
+        )
+        q = self.query_encoder(list(questions)).to(device).float()  # [B, d_q]
+        owner_m = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_m), device=device)
+        owner_n = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_n), device=device)
+        step, stop = self.net(x, edge_index, rel, self.rel_feats(), q[owner_m], q[owner_n])
+        step_lp, stop_lp = walk_log_probs(step, stop, edge_index[0], len(nodes))
+        return step_lp, stop_lp, np.concatenate([[0], np.cumsum(sizes_m)]), off_n
+
+    def _batch_loss(self, items: list[SupervisedQuestion]) -> tuple[Tensor, tuple]:
+        step_lp, stop_lp, off_m, off_n = self.score_graphs(
+            [s.graph for s in items], [s.question.text for s in items]
+        )
+        L = self.hparams.max_hops
+        losses = []
+        for i, s in enumerate(items):
+            if not s.paths:
+                continue
+            path_lp = []
+            for p in s.paths:
+                steps = torch.as_tensor([off_m[i] + e for e in p], device=step_lp.device)
+                lp = step_lp[steps, torch.arange(len(p), device=step_lp.device)].sum()
+                if len(p) < L:
+                    end = off_n[i] + int(s.graph.dst[p[-1]])
+                    lp = lp + stop_lp[end, len(p)]
+                path_lp.append(lp)
+            losses.append(-torch.logsumexp(torch.stack(path_lp), 0))
+        loss = torch.stack(losses).mean() if losses else step_lp.sum() * 0.0
+        return loss, (step_lp, stop_lp, off_m, off_n)
+
+    def _items(self, questions: Sequence[Question]) -> list[SupervisedQuestion]:
+        return [s for s in (self.supervise(q) for q in questions) if s is not None]
+
+    def on_fit_start(self) -> None:
+        dm = self.trainer.datamodule
+        if dm is not None and hasattr(dm, "questions"):
+            share = self.check_supervision(dm.questions.get("train", []))
+            self.print(f"walk model: {share:.1%} of training questions have a supervised path")
+
+    def training_step(self, questions: Sequence[Question], batch_idx: int) -> Tensor | None:
+        items = [s for s in self._items(questions) if s.paths]
+        if not items:
+            return None
+        loss, _ = self._batch_loss(items)
+        self.log("train/loss", loss, batch_size=len(items), prog_bar=True)
+        return loss
+
+    def validation_step(self, questions: Sequence[Question], batch_idx: int) -> None:
+        items = self._items(questions)
+        if not items:
+            return
+        loss, (step_lp, stop_lp, off_m, off_n) = self._batch_loss(items)
+        step_np = step_lp.detach().double().cpu().numpy()
+        stop_np = stop_lp.detach().double().cpu().numpy()
+        hits = recall = 0
+        hp = self.hparams
+        for i, s in enumerate(items):
+            g = s.graph
+            order, _, _ = rank_answers(
+                g,
+                step_np[off_m[i] : off_m[i + 1]],
+                stop_np[off_n[i] : off_n[i + 1]],
+                hp.max_hops,
+                hp.beam_width,
+            )
+            hits += bool(order) and order[0] in s.answers
+            recall += bool(s.answers & set(order[: hp.k_top]))
+        n = len(questions)
+        self.log("val/loss", loss, batch_size=n)
+        self.log("val/hits@1", hits / n, batch_size=n, prog_bar=True)
+        self.log("val/recall", recall / n, batch_size=n)
+
+    def transfer_batch_to_device(self, batch, device, dataloader_idx: int):
+        # batches are lists of frozen Question records; tensors are built on the device
+        if isinstance(batch, list) and all(isinstance(q, Question) for q in batch):
+            return batch
+        return super().transfer_batch_to_device(batch, device, dataloader_idx)
+
+    def configure_optimizers(self):
+        params = [p for p in self.parameters() if p.requires_grad]
+        if self.optimizer_factory is None:
+            return torch.optim.Adam(params, lr=1e-3)
+        return self.optimizer_factory(params=params)

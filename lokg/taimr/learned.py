@@ -1,0 +1,279 @@
+"""Retrieval with the trained question-aware walk model (beyond the paper; docs/design/taimr.md,
+"Learned walk").  ``retriever=learned``.
+
+For each topic entity: its L-hop walk graph in both edge directions (:mod:`lokg.taimr.walk`),
+the model's step and stop log-probabilities for this question
+(:class:`~lokg.models.components.path_gat.QuestionPathGAT`), a beam search over paths, and
+answers ranked by
+
+    S_final(a | q) = log P(a | q) + lambda_q * S_sem(q, a)                 (Eq. (18)'s form)
+
+where ``log P(a | q)`` (logsumexp over the kept paths ending at ``a``) takes the place of
+S_topo.  Each returned path's ``s_topo`` holds its own ``log P(p | q)``.
+
+When retrieval finds no path (no topic in the graph's walk, or the model's walk is empty),
+the configured fallback retriever answers instead and the result says so
+(``extra["fallback"]``): an empty context is never injected silently.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from lokg.embed import SentenceEncoder
+from lokg.kg.graph import KnowledgeGraph
+from lokg.models.components.path_gat import QuestionPathGAT, relation_features, walk_log_probs
+from lokg.retrieval import (
+    RankedAnswer,
+    RetrievalResult,
+    RetrievedPath,
+    Retriever,
+    resolve_topics,
+    triples_of_paths,
+)
+from lokg.taimr.walk import WalkGraph, beam_search, walk_graph
+from lokg.typing import Question
+
+__all__ = ["LearnedPathRetriever", "WalkModel", "build_learned", "relation_name", "relation_names"]
+
+#: file names inside a ``qgat-<key>/`` artifact directory
+MODEL_FILE = "walk_model.pt"
+META_FILE = "qgat.json"
+
+
+def relation_name(label: str) -> str:
+    """A relation label as words: separators (``_ . / :``) become spaces, runs collapse."""
+    for sep in "_./:":
+        label = label.replace(sep, " ")
+    return " ".join(label.split())
+
+
+def relation_names(kg: KnowledgeGraph, encoder: SentenceEncoder) -> np.ndarray:
+    """``[R, d]`` sentence embeddings of ``kg``'s relation labels as words."""
+    names = [relation_name(kg.relations.label(r)) for r in range(kg.num_relations)]
+    return np.asarray(encoder.encode(names, kind="passage"), dtype=np.float32)
+
+
+class WalkModel:
+    """A trained :class:`QuestionPathGAT` bound to one graph: scores a question's walk graph.
+
+    Args:
+        net: the trained network (put in eval mode).
+        kg: the graph walked.
+        encoder: the sentence encoder it was trained with (node names, relation names,
+            questions).
+        transe: ``[R, d_r]`` TransE relation embeddings of ``kg`` (``None``: zeros, e.g. on a
+            KG the model was not trained on and has no TransE).
+        transe_dim: d_r the network expects.
+        use_names: whether the network was trained with relation-name features.
+    """
+
+    def __init__(
+        self,
+        net: QuestionPathGAT,
+        kg: KnowledgeGraph,
+        encoder: SentenceEncoder,
+        transe: np.ndarray | None,
+        transe_dim: int,
+        use_names: bool = True,
+    ):
+        self.net = net.eval()
+        self.kg = kg
+        self.encoder = encoder
+        names = relation_names(kg, encoder) if use_names else None
+        self.rel_feats = relation_features(transe, names, kg.num_relations, transe_dim)
+
+    @torch.no_grad()
+    def log_probs(self, graph: WalkGraph, question: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(step_logp [m, L], stop_logp [n, L])`` of ``question`` on ``graph``."""
+        kg = self.kg
+        names = [kg.entity_name(int(e)) for e in graph.nodes]
+        x = torch.from_numpy(np.asarray(self.encoder.encode(names, kind="passage"), np.float32))
+        q = torch.from_numpy(np.asarray(self.encoder.encode([question], kind="query"), np.float32))
+        edge_index = torch.from_numpy(np.stack([graph.src, graph.dst]))
+        rel = torch.from_numpy(graph.step_relation)
+        step, stop = self.net(
+            x,
+            edge_index,
+            rel,
+            self.rel_feats,
+            q.expand(graph.num_steps, -1),
+            q.expand(graph.num_nodes, -1),
+        )
+        step_lp, stop_lp = walk_log_probs(step, stop, edge_index[0], graph.num_nodes)
+        return step_lp.double().numpy(), stop_lp.double().numpy()
+
+
+class LearnedPathRetriever(Retriever):
+    """Rank answers by the walk model's ``log P(a | q)`` fused with S_sem (module doc).
+
+    Args:
+        kg: the graph searched.
+        encoder: sentence encoder (S_sem of Eq. (17); also the model's features).
+        model: the trained :class:`WalkModel` on ``kg``.
+        max_hops: L (3).
+        k_top: answers whose best paths are returned (20); ``"auto"`` returns up to
+            ``k_max``, best first, so that ITTC fills a larger budget in rank order.
+        k_max: the cap under ``k_top="auto"`` (200).
+        beam_width: paths kept per hop (64).
+        max_fanout: steps sampled per node in the walk graph (``None`` = all).
+        both_directions: walk triples tail -> head too.
+        lambda_q: weight of S_sem in the final score.
+        fallback: retriever used when the walk finds nothing (``None``: return empty).
+    """
+
+    name = "learned"
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        encoder: SentenceEncoder,
+        model: WalkModel,
+        max_hops: int = 3,
+        k_top: int | str = 20,
+        k_max: int = 200,
+        beam_width: int = 64,
+        max_fanout: int | None = None,
+        both_directions: bool = True,
+        lambda_q: float = 0.0,
+        fallback: Retriever | None = None,
+    ):
+        if k_top != "auto" and (not isinstance(k_top, int) or k_top < 1):
+            raise ValueError(f"retriever.k_top must be a positive int or 'auto', got {k_top!r}")
+        for key, value in (("max_hops", max_hops), ("k_max", k_max), ("beam_width", beam_width)):
+            if value < 1:
+                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        self.kg, self.encoder, self.model = kg, encoder, model
+        self.max_hops, self.k_top, self.k_max = max_hops, k_top, k_max
+        self.beam_width, self.max_fanout = beam_width, max_fanout
+        self.both_directions, self.lambda_q = both_directions, lambda_q
+        self.fallback = fallback
+
+    def retrieve(self, question: Question) -> RetrievalResult:
+        topics, unknown = resolve_topics(self.kg, question.topic_entities)
+        logp: dict[int, float] = {}
+        best: dict[int, RetrievedPath] = {}
+        for topic in topics:
+            g = walk_graph(
+                self.kg, topic.entity, self.max_hops, self.max_fanout, self.both_directions
+            )
+            if g.num_steps == 0:
+                continue
+            step_lp, stop_lp = self.model.log_probs(g, question.text)
+            for w in beam_search(g, step_lp, stop_lp, self.max_hops, self.beam_width):
+                path = self._path(g, w.steps, w.log_prob)
+                a = path.answer
+                logp[a] = float(np.logaddexp(logp[a], w.log_prob)) if a in logp else w.log_prob
+                if a not in best or w.log_prob > best[a].s_topo:
+                    best[a] = path
+        if not best:
+            return self._fall_back(question, topics, unknown)
+        answers = list(best)
+        sem = np.zeros(len(answers))
+        if self.lambda_q:
+            q_vec = self.encoder.encode([question.text], kind="query")[0]
+            a_vec = self.encoder.encode([self.kg.entity_name(a) for a in answers], "passage")
+            sem = a_vec @ q_vec  # Eq. (17): unit-norm rows, so the dot is the cosine
+        ranked = []
+        for a, s in zip(answers, sem.tolist(), strict=True):
+            p = best[a]
+            final = logp[a] + self.lambda_q * s
+            p = RetrievedPath(p.entities, p.triple_ids, p.relations, p.s_topo, 0.0, s, final)
+            ranked.append(RankedAnswer(a, self.kg.entities.label(a), final, p))
+        ranked.sort(key=lambda x: (-x.score, x.entity))
+        k = self.k_max if self.k_top == "auto" else self.k_top
+        paths = [r.path for r in ranked[:k]]
+        return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
+
+    def _path(self, g: WalkGraph, steps: tuple[int, ...], log_prob: float) -> RetrievedPath:
+        entities = (int(g.nodes[0]), *(int(g.nodes[g.dst[e]]) for e in steps))
+        tids = tuple(int(g.triple_ids[e]) for e in steps)
+        rels = tuple(int(self.kg.triples_np[t, 1]) for t in tids)
+        return RetrievedPath(entities, tids, rels, log_prob)
+
+    def _fall_back(self, question, topics, unknown) -> RetrievalResult:
+        if self.fallback is None:
+            return RetrievalResult(self.kg, topics=topics, unknown_topics=unknown)
+        res = self.fallback.retrieve(question)
+        return RetrievalResult(
+            res.kg,
+            res.triple_ids,
+            res.answers,
+            res.paths,
+            res.topics,
+            res.unknown_topics,
+            {**res.extra, "fallback": self.fallback.name},
+        )
+
+
+@functools.lru_cache(maxsize=8)
+def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict]:
+    """The network exported by ``train.py experiment=train_qgat`` and its metadata (loaded
+    once per directory: per-question-subgraph datasets build a retriever per question)."""
+    meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+    a = meta["architecture"]
+    net = QuestionPathGAT(
+        a["node_dim"],
+        a["rel_dim"],
+        a["query_dim"],
+        a["hidden"],
+        a["heads"],
+        0.0,
+        a["max_hops"],
+        a["question_in_attention"],
+    )
+    net.load_state_dict(torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True))
+    return net.eval(), meta
+
+
+def build_learned(
+    kg: KnowledgeGraph,
+    encoder: SentenceEncoder,
+    model_dir: str | os.PathLike | None = None,
+    relation_embeddings: np.ndarray | None = None,
+    max_hops: int = 3,
+    k_top: int | str = 20,
+    k_max: int = 200,
+    beam_width: int = 64,
+    max_fanout: int | None = None,
+    both_directions: bool = True,
+    lambda_q: float = 0.0,
+    fallback: str = "semantic",
+    **_unused: object,
+) -> LearnedPathRetriever:
+    """``retriever=learned``: the trained walk model from ``model_dir`` (a ``qgat-*/``
+    artifact) on ``kg``.  ``relation_embeddings`` are ``kg``'s TransE e_r (after SCOS); on a
+    graph the model was not trained on they may be ``None`` (the TransE part is zero).
+    ``fallback``: ``"semantic"`` (the "w/o TAIMR" retriever) or ``"none"``."""
+    if model_dir is None:
+        raise ValueError(
+            "retriever=learned needs a trained walk model: run "
+            "`python train.py experiment=train_qgat data=...` first"
+        )
+    if fallback not in ("semantic", "none"):
+        raise ValueError(f"retriever.fallback must be 'semantic' or 'none', got {fallback!r}")
+    net, meta = _load_walk_network(Path(model_dir).resolve())
+    a = meta["architecture"]
+    transe = relation_embeddings
+    if a["relation_source"] == "learned" and meta.get("kg_fingerprint") == kg.fingerprint():
+        transe = np.load(Path(model_dir) / "relation_table.npy")
+    elif a["relation_source"] == "none" or (
+        transe is not None and transe.shape != (kg.num_relations, a["transe_dim"])
+    ):
+        transe = None
+    model = WalkModel(net, kg, encoder, transe, a["transe_dim"], a["name_dim"] > 0)
+    fb = None
+    if fallback == "semantic":
+        from lokg.taimr.retriever import SemanticRetriever
+
+        fb = SemanticRetriever(kg, encoder, max_hops)
+    return LearnedPathRetriever(
+        kg, encoder, model, max_hops, k_top, k_max, beam_width, max_fanout,
+        both_directions, lambda_q, fb,
+    )  # fmt: skip

@@ -1,0 +1,254 @@
+"""Walks in both edge directions: a question's L-hop subgraph, its supervised paths, and
+the beam search over a learned step distribution (:mod:`lokg.taimr.learned`).
+
+A *step* traverses one triple ``(h, r, t)`` either forward (``h -> t``, relation ``r``) or
+backward (``t -> h``, relation ``r^-1``, numbered ``r + R``).  A question whose topic
+entity is the tail of the triples it needs is then answered like one whose topic is the
+head.  Steps keep the id of the triple they walk, so ITTC still renders every triple in its
+true direction.
+
+The walk model (:class:`~lokg.models.components.path_gat.QuestionPathGAT`) gives, for each
+hop ``t = 0..L-1``, a distribution over the steps leaving a node plus a *stop* option
+(no stop at ``t = 0``; at ``t = L`` the walk must stop).  A path ``p = (e_0, ..., e_{k-1})``
+then has the probability of a stopping random walk,
+
+    log P(p | q) = sum_{t<k} log alpha_t(e_t | q) + [k < L] log alpha_k(stop at v_k | q),
+
+so paths of different lengths are compared without the length bias of a plain sum of log
+probabilities (a longer path is not penalised for its extra factor: the shorter one pays
+for its stop).  An answer's score is ``log P(a | q) = logsumexp`` over the kept paths that
+end at ``a`` (:func:`beam_search`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from lokg.kg.graph import KnowledgeGraph
+
+__all__ = ["Walk", "WalkGraph", "beam_search", "supervised_paths", "walk_graph"]
+
+
+@dataclass(frozen=True)
+class WalkGraph:
+    """A topic entity's L-hop neighbourhood with both step directions.
+
+    Attributes:
+        nodes: ``[n]`` global entity ids; ``nodes[0]`` is the topic.
+        src, dst: ``[m]`` local node indices of each step's start and end.
+        triple_ids: ``[m]`` the triple each step walks.
+        inverse: ``[m]`` True when the step walks its triple tail -> head.
+        step_relation: ``[m]`` ``r`` (forward) or ``r + R`` (backward).
+        depth: ``[n]`` hop distance from the topic.
+    """
+
+    nodes: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    triple_ids: np.ndarray
+    inverse: np.ndarray
+    step_relation: np.ndarray
+    depth: np.ndarray
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.src)
+
+    def out_steps(self) -> list[np.ndarray]:
+        """Step indices leaving each local node (``[n]`` arrays, step order)."""
+        order = np.argsort(self.src, kind="stable")
+        bounds = np.searchsorted(self.src[order], np.arange(self.num_nodes + 1))
+        return [order[bounds[i] : bounds[i + 1]] for i in range(self.num_nodes)]
+
+
+def _steps_of(kg: KnowledgeGraph, u: int, both: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(triple ids, inverse flags) of the steps leaving entity ``u``."""
+    out = kg.out_triples(u)
+    if not both:
+        return out, np.zeros(len(out), dtype=bool)
+    inn = kg.in_triples(u)
+    return np.concatenate([out, inn]), np.concatenate(
+        [np.zeros(len(out), dtype=bool), np.ones(len(inn), dtype=bool)]
+    )
+
+
+def walk_graph(
+    kg: KnowledgeGraph,
+    topic: int,
+    max_hops: int,
+    max_fanout: int | None = None,
+    both_directions: bool = True,
+    seed: int = 0,
+) -> WalkGraph:
+    """Every step leaving every node at distance < ``max_hops`` from ``topic``.
+
+    With ``max_fanout``, a node with more steps keeps a seeded uniform sample of that many
+    (neighbour sampling: hubs of a large graph do not pull it all into one question).
+    A triple walked both ways (a self-loop, or both ends inside the ball) appears as two
+    steps, one per direction.
+    """
+    num_rel = kg.num_relations
+    depth = {topic: 0}
+    order = [topic]
+    queue = deque([topic])
+    src: list[int] = []
+    tids: list[np.ndarray] = []
+    inv: list[np.ndarray] = []
+    ends: list[int] = []
+    while queue:
+        u = queue.popleft()
+        if depth[u] >= max_hops:
+            continue
+        t_ids, flags = _steps_of(kg, u, both_directions)
+        if max_fanout is not None and len(t_ids) > max_fanout:
+            keep = np.sort(np.random.default_rng((seed, u)).choice(len(t_ids), max_fanout, False))
+            t_ids, flags = t_ids[keep], flags[keep]
+        tri = kg.triples_np[t_ids]
+        other = np.where(flags, tri[:, 0], tri[:, 2])
+        for v in other.tolist():
+            if v not in depth:
+                depth[v] = depth[u] + 1
+                order.append(v)
+                queue.append(v)
+        src.extend([u] * len(t_ids))
+        tids.append(t_ids)
+        inv.append(flags)
+        ends.extend(other.tolist())
+    local = {g: i for i, g in enumerate(order)}
+    t_arr = np.concatenate(tids) if tids else np.zeros(0, np.int64)
+    i_arr = np.concatenate(inv) if inv else np.zeros(0, bool)
+    rel = kg.triples_np[t_arr, 1] + num_rel * i_arr.astype(np.int64)
+    return WalkGraph(
+        nodes=np.asarray(order, dtype=np.int64),
+        src=np.asarray([local[u] for u in src], dtype=np.int64),
+        dst=np.asarray([local[v] for v in ends], dtype=np.int64),
+        triple_ids=t_arr.astype(np.int64),
+        inverse=i_arr,
+        step_relation=rel.astype(np.int64),
+        depth=np.asarray([depth[g] for g in order], dtype=np.int64),
+    )
+
+
+def supervised_paths(
+    kg: KnowledgeGraph,
+    graph: WalkGraph,
+    answers: Sequence[int],
+    length: int | None = None,
+    relations: Sequence[str] = (),
+    max_paths: int = 32,
+) -> list[tuple[int, ...]]:
+    """Paths (tuples of step indices) the walk model is trained to follow.
+
+    Paths run from the topic to a gold answer without walking a triple twice, with ``length``
+    steps when the dataset annotates a gold path of that length, else the shortest length
+    reaching an answer.  When ``relations`` (the gold path's relation labels) are given and
+    some paths follow them, only those are kept.  At most ``max_paths`` (the first found).
+    """
+    answer_set = {int(a) for a in answers}
+    targets = {i for i, g in enumerate(graph.nodes.tolist()) if g in answer_set}
+    if not targets:
+        return []
+    out = graph.out_steps()
+    max_len = int(graph.depth.max()) if length is None else length
+    # distance to the nearest target along steps (backward BFS), to prune the DFS
+    into: dict[int, list[int]] = {}
+    for e, v in enumerate(graph.dst.tolist()):
+        into.setdefault(v, []).append(e)
+    dist = {t: 0 for t in targets}
+    queue = deque(targets)
+    while queue:
+        v = queue.popleft()
+        for e in into.get(v, []):
+            u = int(graph.src[e])
+            if u not in dist:
+                dist[u] = dist[v] + 1
+                queue.append(u)
+    if 0 not in dist or dist[0] > max_len:
+        return []
+    found: list[tuple[int, ...]] = []
+
+    def dfs(u: int, path: tuple[int, ...], used: frozenset[int], want: int) -> None:
+        if len(found) >= 4 * max_paths:
+            return
+        if len(path) == want:
+            if u in targets:
+                found.append(path)
+            return
+        for e in out[u].tolist():
+            tid = int(graph.triple_ids[e])
+            v = int(graph.dst[e])
+            if tid in used or dist.get(v, want + 1) > want - len(path) - 1:
+                continue
+            dfs(v, (*path, e), used | {tid}, want)
+
+    lengths = [length] if length is not None else range(max(dist[0], 1), max_len + 1)
+    for want in lengths:
+        dfs(0, (), frozenset(), want)
+        if found:
+            break
+    if relations and found:
+        labels = [_step_label(kg, graph, e) for e in range(graph.num_steps)]
+        matching = [p for p in found if tuple(labels[e] for e in p) == tuple(relations)]
+        found = matching or found
+    return found[:max_paths]
+
+
+def _step_label(kg: KnowledgeGraph, graph: WalkGraph, e: int) -> str:
+    label = kg.relations.label(int(kg.triples_np[graph.triple_ids[e], 1]))
+    return f"{label}^-1" if graph.inverse[e] else label
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One path found by :func:`beam_search`: local step indices and its log P(p | q)."""
+
+    steps: tuple[int, ...]
+    log_prob: float
+
+
+def beam_search(
+    graph: WalkGraph,
+    step_logp: np.ndarray,
+    stop_logp: np.ndarray,
+    max_hops: int,
+    beam_width: int,
+) -> list[Walk]:
+    """Kept paths of 1..``max_hops`` steps, best first, scored by log P(p | q) (module doc).
+
+    Args:
+        step_logp: ``[m, L]`` log alpha_t of each step at each hop.
+        stop_logp: ``[n, L]`` log alpha_t(stop) of each node (column 0 unused).
+    """
+    out = graph.out_steps()
+    dst = graph.dst
+    tids = graph.triple_ids
+    beam: list[tuple[float, int, tuple[int, ...], frozenset[int]]] = [(0.0, 0, (), frozenset())]
+    ended: list[Walk] = []
+    for t in range(max_hops):
+        cand: list[tuple[float, int, tuple[int, ...], frozenset[int]]] = []
+        for score, u, steps, used in beam:
+            if t > 0:
+                ended.append(Walk(steps, score + float(stop_logp[u, t])))
+            for e in out[u].tolist():
+                tid = int(tids[e])
+                if tid in used:  # a path walks each triple once (no step straight back)
+                    continue
+                cand.append(
+                    (score + float(step_logp[e, t]), int(dst[e]), (*steps, e), used | {tid})
+                )
+        if not cand:
+            beam = []
+            break
+        cand.sort(key=lambda c: -c[0])
+        beam = cand[:beam_width]
+    ended.extend(Walk(steps, score) for score, _, steps, _ in beam)  # forced stop at L
+    ended.sort(key=lambda w: -w.log_prob)
+    return ended
