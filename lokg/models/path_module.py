@@ -221,7 +221,7 @@ class PathGATModule(pl.LightningModule):
         q = self.query_encoder(list(questions)).to(device).float()  # [B, d_q]
         owner_m = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_m), device=device)
         owner_n = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_n), device=device)
-        step, stop = self.net(x, edge_index, rel, self.rel_feats(), q[owner_m], q[owner_n])
+        step, stop = self.net(x, edge_index, rel, self.rel_feats(), q, owner_m, owner_n)
         step_lp, stop_lp = walk_log_probs(step, stop, edge_index[0], len(nodes))
         return step_lp, stop_lp, np.concatenate([[0], np.cumsum(sizes_m)]), off_n
 

@@ -98,14 +98,7 @@ class WalkModel:
         q = torch.from_numpy(np.asarray(self.encoder.encode([question], kind="query"), np.float32))
         edge_index = torch.from_numpy(np.stack([graph.src, graph.dst]))
         rel = torch.from_numpy(graph.step_relation)
-        step, stop = self.net(
-            x,
-            edge_index,
-            rel,
-            self.rel_feats,
-            q.expand(graph.num_steps, -1),
-            q.expand(graph.num_nodes, -1),
-        )
+        step, stop = self.net(x, edge_index, rel, self.rel_feats, q)  # q: [1, d_q]
         step_lp, stop_lp = walk_log_probs(step, stop, edge_index[0], graph.num_nodes)
         return step_lp.double().numpy(), stop_lp.double().numpy()
 

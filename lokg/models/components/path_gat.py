@@ -128,8 +128,9 @@ class QuestionPathGAT(nn.Module):
     Shapes:
         - **input:** ``x [n, d_v]``, ``edge_index [2, m]`` (step start -> end),
           ``step_relation [m]`` (rows of ``rel_feats``), ``rel_feats [2R, rel_dim]``,
-          ``query_edge [m, d_q]`` and ``query_node [n, d_q]`` (each step's and node's
-          question; ``None`` without question)
+          ``query [B, d_q]`` (``None`` without question) with ``edge_owner [m]`` and
+          ``node_owner [n]``, each step's and node's question in a batch of B (not needed
+          for ``B = 1``)
         - **output:** ``step_logits [m, L]``, ``stop_logits [n, L]``
     """
 
@@ -189,18 +190,24 @@ class QuestionPathGAT(nn.Module):
         edge_index: Tensor,
         step_relation: Tensor,
         rel_feats: Tensor,
-        query_edge: Tensor | None = None,
-        query_node: Tensor | None = None,
+        query: Tensor | None = None,
+        edge_owner: Tensor | None = None,
+        node_owner: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
-        if self.question_in_attention and (query_edge is None or query_node is None):
+        if self.question_in_attention and query is None:
             raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
         L, C = self.max_hops, self.hidden
+        if query is not None:
+            query = query.reshape(-1, query.size(-1))  # [B, d_q]
+            if query.size(0) == 1:
+                edge_owner = node_owner = None  # one question: broadcast
         h, _ = self.gat(
             x,
             edge_index,
             step_relation,
             rel_feats,
-            query_edge if self.question_in_attention else None,
+            query if self.question_in_attention else None,
+            edge_owner,
         )  # [n, d']
         hp = self.lin(h)  # [n, d']
         rp = self.lin_rel(rel_feats)[step_relation]  # [m, d']
@@ -212,8 +219,10 @@ class QuestionPathGAT(nn.Module):
         )  # [m]  # fmt: skip
         key = rp + hp[dst]  # [m, d']
         if self.question_in_attention:
-            q_hop = self.hop_query(query_edge).view(-1, L, C)  # [m, L, d']
-            q_stop = self.stop_query(query_node).view(-1, L, C)  # [n, L, d']
+            q_hop = self.hop_query(query).view(-1, L, C)  # [B, L, d']
+            q_stop = self.stop_query(query).view(-1, L, C)
+            if edge_owner is not None:
+                q_hop, q_stop = q_hop[edge_owner], q_stop[node_owner]  # [m | n, L, d']
         else:
             q_hop = self.hop_query_vec.unsqueeze(0)  # [1, L, d']
             q_stop = self.stop_query_vec.unsqueeze(0)

@@ -69,7 +69,8 @@ class RelGATConv(MessagePassing):
     Shapes:
         - **input:** node features ``[N, d_v]``, edge_index ``[2, E]`` (head -> tail),
           edge_type ``[E]``, relation embeddings ``[R, d_r]``, optional query ``[d_q]``,
-          ``[1, d_q]`` or ``[E, d_q]`` (one row per edge)
+          ``[1, d_q]`` or ``[E, d_q]`` (one row per edge), or ``[B, d_q]`` with
+          ``query_index [E]`` (each edge's row: a batch of questions projected once)
         - **output:** ``[N, M * d']`` (concat) or ``[N, d']`` (mean); with
           ``return_attention_weights=True`` also ``alpha [E, M]``, summing to 1 over the
           out-edges of each source node.
@@ -146,6 +147,7 @@ class RelGATConv(MessagePassing):
         rel_emb: Tensor,
         query: Tensor | None = None,
         return_attention_weights: bool = False,
+        query_index: Tensor | None = None,
     ) -> Tensor | tuple[Tensor, Tensor]:
         H, C = self.heads, self.out_channels
         if x.dim() != 2 or x.size(1) != self.in_channels:
@@ -165,7 +167,9 @@ class RelGATConv(MessagePassing):
         alpha_rel = (rel_proj * self.att_rel).sum(-1)  # [E, H]
         if query is not None:
             q = query.reshape(-1, self.query_dim)
-            q_proj = self.lin_query(q).view(-1, H, C)  # [1 or E, H, C]
+            q_proj = self.lin_query(q).view(-1, H, C)  # [1 or E, H, C] (or [B, H, C])
+            if query_index is not None:
+                q_proj = q_proj[query_index]  # [E, H, C]: each edge's question
             key = rel_proj + x_proj[edge_index[1]]  # [E, H, C]
             alpha_rel = alpha_rel + (q_proj * key).sum(-1) / math.sqrt(C)
 
@@ -260,11 +264,14 @@ class RelGAT(nn.Module):
         edge_type: Tensor,
         rel_emb: Tensor,
         query: Tensor | None = None,
+        query_index: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         x = F.dropout(x, p=self.dropout, training=self.training)
-        h = self.conv1(x, edge_index, edge_type, rel_emb, query)  # [N, M*d']
+        h = self.conv1(
+            x, edge_index, edge_type, rel_emb, query, query_index=query_index
+        )  # [N, M*d']
         h = F.dropout(h, p=self.dropout, training=self.training)
         h, alpha = self.conv2(
-            h, edge_index, edge_type, rel_emb, query, return_attention_weights=True
+            h, edge_index, edge_type, rel_emb, query, True, query_index
         )  # [N, d'], [E, M]
         return h, alpha

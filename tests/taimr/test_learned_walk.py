@@ -1,0 +1,300 @@
+"""The learned walk (docs/design/taimr.md "Learned walk"): both edge directions, the stopping
+walk's probabilities by hand, supervised paths, and the question-aware model learning what
+uniform attention cannot: which relation the question asks for."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from lokg.kg.graph import KnowledgeGraph
+from lokg.models.components.path_gat import (
+    QuestionPathGAT,
+    group_logsumexp,
+    relation_features,
+    walk_log_probs,
+)
+from lokg.models.path_module import PathGATModule, rank_answers
+from lokg.retrieval import Retriever
+from lokg.taimr.learned import LearnedPathRetriever, WalkModel, relation_name
+from lokg.taimr.walk import beam_search, supervised_paths, walk_graph
+from lokg.typing import Question
+
+from .conftest import DIM, KeywordEncoder
+
+# --------------------------------------------------------------------------- walk graphs
+
+
+def test_walk_graph_has_both_directions(family):
+    # alice -spouse-> bob -nationality-> france; alice -children-> carol; bob -children-> carol
+    france = family.entities["france"]
+    g = walk_graph(family, france, max_hops=2)
+    labels = [family.entities.label(int(n)) for n in g.nodes]
+    assert labels[0] == "france"
+    # from france only the backward step nationality^-1 leads out (to bob) ...
+    first = [e for e in range(g.num_steps) if g.src[e] == 0]
+    assert len(first) == 1 and g.inverse[first[0]]
+    R = family.num_relations
+    assert g.step_relation[first[0]] == family.relations["nationality"] + R
+    # ... and bob's steps (both ways) are in the 2-hop ball: alice, carol, and back to france
+    assert set(labels) == {"france", "bob", "alice", "carol"}
+    # forward-only walking from france finds nothing
+    assert walk_graph(family, france, 2, both_directions=False).num_steps == 0
+
+
+def test_supervised_paths_follow_the_gold_relations(family):
+    alice = family.entities["alice"]
+    g = walk_graph(family, alice, max_hops=2)
+    spain = family.entities["spain"]
+    # two 2-step paths reach spain: children->nationality and spouse->children is 2 steps to
+    # carol, not spain; so the gold relations pick alice -children-> carol -nationality-> spain
+    paths = supervised_paths(family, g, [spain], 2, ["children", "nationality"])
+    assert len(paths) == 1
+    rels = [family.relations.label(int(family.triples_np[g.triple_ids[e], 1])) for e in paths[0]]
+    assert rels == ["children", "nationality"]
+    # without a gold length: the shortest paths
+    carol = family.entities["carol"]
+    shortest = supervised_paths(family, g, [carol])
+    assert [len(p) for p in shortest] == [1]
+
+
+def test_supervised_paths_reach_a_head_through_inverse_steps(family):
+    # asked from france, the answer alice is reached by nationality^-1 then spouse^-1
+    g = walk_graph(family, family.entities["france"], max_hops=2)
+    (path,) = supervised_paths(family, g, [family.entities["alice"]])
+    assert all(g.inverse[e] for e in path)
+    assert [int(g.triple_ids[e]) for e in path] == [2, 0]  # the triples, true direction kept
+
+
+# --------------------------------------------------------------------------- probabilities
+
+
+def test_group_logsumexp_by_hand():
+    v = torch.tensor([0.0, math.log(3.0), 1.0])
+    out = group_logsumexp(v, torch.tensor([0, 0, 2]), 3)
+    assert out[0].item() == pytest.approx(math.log(4.0))
+    assert out[1].item() == float("-inf")
+    assert out[2].item() == pytest.approx(1.0)
+
+
+def test_walk_log_probs_by_hand():
+    # node 0 has two steps (logits 0 and log 3); node 1 has one step (logit 0) and stop logit 0
+    src = torch.tensor([0, 0, 1])
+    step = torch.tensor([[0.0, 5.0], [math.log(3.0), 5.0], [0.0, 0.0]])
+    stop = torch.tensor([[9.0, 0.0], [9.0, 0.0], [9.0, 0.0]])
+    step_lp, stop_lp = walk_log_probs(step, stop, src, 3)
+    # hop 0: no stop option: 1/4 and 3/4
+    assert step_lp[:, 0].exp()[:2].tolist() == pytest.approx([0.25, 0.75])
+    assert stop_lp[:, 0].tolist() == [float("-inf")] * 3
+    # hop 1 at node 1: its step and its stop share the mass (1/2 each) ...
+    assert step_lp[2, 1].exp().item() == pytest.approx(0.5)
+    assert stop_lp[1, 1].exp().item() == pytest.approx(0.5)
+    # ... node 0: two equal steps (logit 5) and a stop (logit 0)
+    z = 2 * math.exp(5.0) + 1.0
+    assert step_lp[0, 1].exp().item() == pytest.approx(math.exp(5.0) / z)
+    assert stop_lp[0, 1].exp().item() == pytest.approx(1.0 / z)
+    # node 2 has no step: it stops for sure
+    assert stop_lp[2, 1].item() == pytest.approx(0.0)
+
+
+def test_beam_search_scores_a_stopping_walk(family):
+    """log P(p) = sum of step log-probs + log P(stop) at its end (none at L)."""
+    g = walk_graph(family, family.entities["alice"], max_hops=2, both_directions=False)
+    m, n = g.num_steps, g.num_nodes
+    step_lp = np.full((m, 2), math.log(0.5))
+    stop_lp = np.full((n, 2), math.log(0.25))
+    walks = beam_search(g, step_lp, stop_lp, max_hops=2, beam_width=8)
+    by_len = {len(w.steps): w.log_prob for w in walks}
+    assert by_len[1] == pytest.approx(math.log(0.5) + math.log(0.25))
+    assert by_len[2] == pytest.approx(2 * math.log(0.5))  # forced stop at L: no stop factor
+    assert [w.log_prob for w in walks] == sorted((w.log_prob for w in walks), reverse=True)
+
+
+def test_relation_features_inverse_is_minus_transe():
+    e = torch.arange(6, dtype=torch.float32).view(2, 3)
+    names = torch.ones(2, 4)
+    f = relation_features(e, names, 2, 3)
+    assert f.shape == (4, 3 + 4 + 1)
+    assert torch.equal(f[2, :3], -e[0]) and torch.equal(f[3, :3], -e[1])
+    assert f[:2, -1].tolist() == [0.0, 0.0] and f[2:, -1].tolist() == [1.0, 1.0]
+    assert torch.equal(f[0, 3:7], names[0]) and torch.equal(f[2, 3:7], names[0])
+    assert relation_name("__people__person__nationality") == "people person nationality"
+
+
+# --------------------------------------------------------------------------- learning
+
+
+def _people(n: int) -> tuple[KnowledgeGraph, list[Question]]:
+    """p_i -spouse-> s_i -nationality-> france|spain; p_i -children-> c_i -nationality-> the
+    other country. Which country answers depends only on the relation the question names."""
+    triples, questions = [], []
+    for i in range(n):
+        a, b = ("france", "spain") if i % 2 else ("spain", "france")
+        triples += [
+            (f"p{i}", "spouse", f"s{i}"),
+            (f"p{i}", "children", f"c{i}"),
+            (f"s{i}", "nationality", a),
+            (f"c{i}", "nationality", b),
+        ]
+        questions += [
+            Question(f"q{i}s", f"nationality of p{i} 's spouse ?", (a,), (f"p{i}",),
+                     ((f"p{i}", "spouse", f"s{i}"), (f"s{i}", "nationality", a))),
+            Question(f"q{i}c", f"nationality of p{i} 's son ?", (b,), (f"p{i}",),
+                     ((f"p{i}", "children", f"c{i}"), (f"c{i}", "nationality", b))),
+        ]  # fmt: skip
+    return KnowledgeGraph.from_labeled_triples(triples), questions
+
+
+def _module(kg: KnowledgeGraph, enc: KeywordEncoder, **kw) -> PathGATModule:
+    torch.manual_seed(0)
+    m = PathGATModule(
+        kg.num_relations, node_dim=DIM, name_dim=DIM, transe_dim=4, hidden=16, heads=2,
+        dropout=0.0, max_hops=2, beam_width=16, max_fanout=None, **kw,
+    )  # fmt: skip
+    names = [kg.entity_name(e) for e in range(kg.num_entities)]
+    feats = torch.from_numpy(enc.encode(names))
+    rel_names = torch.from_numpy(
+        enc.encode([relation_name(kg.relations.label(r)) for r in range(kg.num_relations)])
+    )
+    transe = torch.randn(kg.num_relations, 4)
+
+    def query_encoder(texts):
+        return torch.from_numpy(enc.encode(texts, kind="query"))
+
+    m.set_graph(kg, feats, transe, rel_names, query_encoder)
+    return m
+
+
+def _fit(m: PathGATModule, questions: list[Question], steps: int = 60) -> None:
+    opt = torch.optim.Adam([p for p in m.parameters() if p.requires_grad], lr=0.02)
+    items = [m.supervise(q) for q in questions]
+    m.train()
+    for _ in range(steps):
+        opt.zero_grad()
+        loss, _ = m._batch_loss(items)
+        loss.backward()
+        opt.step()
+    m.eval()
+
+
+def _hits(m: PathGATModule, questions: list[Question]) -> float:
+    hits = 0
+    with torch.no_grad():
+        for q in questions:
+            s = m.supervise(q)
+            step_lp, stop_lp, _, _ = m.score_graphs([s.graph], [q.text])
+            order, _, _ = rank_answers(s.graph, step_lp.double().numpy(),
+                                       stop_lp.double().numpy(), 2, 16)  # fmt: skip
+            hits += order[0] in s.answers
+    return hits / len(questions)
+
+
+def test_question_aware_walk_beats_uniform_attention():
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, questions = _people(12)
+    train, held_out = questions[:16], questions[16:]
+    m = _module(kg, enc)
+    _fit(m, train)
+    assert _hits(m, held_out) == 1.0
+    # uniform attention cannot tell spouse from son: both 2-step answers tie at 1/4 each
+    g = walk_graph(kg, kg.entities["p8"], 2, both_directions=False)
+    uniform = np.log(1.0 / 2.0)
+    order, scores, _ = rank_answers(g, np.full((g.num_steps, 2), uniform),
+                                    np.full((g.num_nodes, 2), -np.inf), 2, 16)  # fmt: skip
+    countries = {kg.entities["france"], kg.entities["spain"]}
+    assert len({scores[c] for c in countries}) == 1
+
+
+def test_without_the_question_the_walk_cannot_choose():
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, questions = _people(12)
+    m = _module(kg, enc, question_in_attention=False)
+    _fit(m, questions[:16])
+    assert _hits(m, questions[16:]) <= 0.5 + 1e-9  # the same walk for both questions
+
+
+def test_gradient_reaches_w_r_e_r_and_the_question_projection():
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, questions = _people(2)
+    m = _module(kg, enc, relation_source="learned")
+    loss, _ = m._batch_loss([m.supervise(q) for q in questions])
+    loss.backward()
+    for name, p in [
+        ("W_r (hop attention)", m.net.lin_rel.weight),
+        ("W_r (GAT layer 1)", m.net.gat.conv1.lin_rel.weight),
+        ("W_q^(t)", m.net.hop_query.weight),
+        ("W_q (GAT layer 1)", m.net.gat.conv1.lin_query.weight),
+        ("e_r (learned table)", m.relation_table.weight),
+    ]:
+        assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+
+def test_fixed_relation_source_keeps_transe_frozen():
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, questions = _people(2)
+    m = _module(kg, enc)  # relation_source="fixed"
+    before = m.relation_table.weight.clone()
+    _fit(m, questions, steps=3)
+    assert torch.equal(before, m.relation_table.weight)
+
+
+def test_no_supervised_path_stops_training_with_one_line():
+    from lokg.errors import InputError
+
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, _ = _people(2)
+    m = _module(kg, enc)
+    nowhere = [Question("x", "nationality of p0 ?", ("mars",), ("p0",))]
+    with pytest.raises(InputError, match="no train question has a path"):
+        m.check_supervision(nowhere)
+
+
+# --------------------------------------------------------------------------- retrieval
+
+
+def _retriever(m: PathGATModule, kg, enc, **kw) -> LearnedPathRetriever:
+    model = WalkModel(m.net, kg, enc, m.relation_table.weight.detach().numpy(), 4, True)
+    return LearnedPathRetriever(kg, enc, model, max_hops=2, beam_width=16, **kw)
+
+
+def test_retriever_answers_from_the_tail_end():
+    """A question whose topic is the tail of its triples gets its answer by inverse steps,
+    and the triples keep their true direction."""
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, questions = _people(12)
+    # ask from the answer end: "whose spouse has nationality france?" topic france
+    m = _module(kg, enc)
+    _fit(m, questions[:16])
+    r = _retriever(m, kg, enc)
+    assert isinstance(r, Retriever)
+    res = r.retrieve(Question("t", "spouse of nationality france ?", ("p1",), ("france",)))
+    assert res.paths, "walking backwards from a tail must find paths"
+    labels = {a.label for a in res.answers}
+    assert "p1" in labels
+    for p in res.paths:
+        for tid, (u, v) in zip(p.triple_ids, zip(p.entities, p.entities[1:]), strict=True):
+            h, _, t = kg.triples_np[tid]
+            assert {u, v} == {int(h), int(t)}
+
+
+def test_empty_walk_falls_back_and_says_so(family):
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, questions = _people(2)
+    m = _module(kg, enc)
+
+    class NamedDouble(Retriever):
+        """Test double standing in for the semantic fallback."""
+
+        name = "double"
+
+        def retrieve(self, question):
+            from lokg.retrieval import RetrievalResult
+
+            return RetrievalResult(kg, extra={"seen": question.id})
+
+    r = _retriever(m, kg, enc, fallback=NamedDouble())
+    res = r.retrieve(Question("z", "nationality of nobody ?", ("x",), ("unknown_topic",)))
+    assert res.extra == {"seen": "z", "fallback": "double"}
