@@ -86,6 +86,17 @@ def configuration_line(cfg: DictConfig, departed: list[str]) -> str:
     return f"{head}: departs from the paper in\n" + "\n".join(f"  - {d}" for d in departed)
 
 
+def warn_fallbacks(records) -> int:
+    """One warning line counting the questions a retriever answered through its fallback
+    (e.g. ``retriever=learned`` found no path and the semantic retriever answered)."""
+    used = [r.extra.get("fallback") for r in records if r.extra.get("fallback")]
+    if used:
+        kinds = ", ".join(sorted(set(used)))
+        log.warning("%d of %d questions were retrieved by the fallback (%s)", len(used),
+                    len(records), kinds)  # fmt: skip
+    return len(used)
+
+
 def warn_no_evidence(records, skipped: bool) -> int:
     """One warning line counting the questions recorded as ``no_evidence``; returns the count.
 
@@ -212,6 +223,7 @@ def run(cfg: DictConfig) -> dict:
     finally:
         reader.close()
     metrics = aggregate(r.score() for r in records)
+    warn_fallbacks(records)
     warn_no_evidence(records, skipped=reader.uses_llm and not cfg.answer_without_evidence)
     dataset = datamodule.name
     print(

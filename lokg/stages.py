@@ -295,6 +295,7 @@ def run_walk_stage(
                 "heads": hp.heads,
                 "max_hops": hp.max_hops,
                 "question_in_attention": hp.question_in_attention,
+                "question_key": hp.question_key,
                 "relation_source": hp.relation_source,
                 "both_directions": hp.both_directions,
             },

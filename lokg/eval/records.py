@@ -62,6 +62,7 @@ def question_record(output) -> QuestionResult:
             "over_budget": ctx.over_budget,
             "empty_context": not ctx.text,
             "unknown_topics": list(ret.unknown_topics),
+            "fallback": ret.extra.get("fallback"),
             "candidates": [a.label for a in ret.answers[:NUM_RECORDED_CANDIDATES]],
             "paths": [
                 [kg.labeled(int(t)) for t in p.triple_ids] for p in ret.paths[:NUM_RECORDED_PATHS]

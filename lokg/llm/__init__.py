@@ -1,44 +1,52 @@
 """LLM layer: OpenAI-protocol client, response cache, local llama.cpp server, prompt,
-answer parser and readers. Knows nothing of the method."""
+answer parser and readers. Knows nothing of the method.
 
-from lokg.llm.accounting import CallLedger, Usage, cl100k_count
-from lokg.llm.cache import ResponseCache, cache_key
-from lokg.llm.client import ChatClient, ChatResponse, backoff_delay
-from lokg.llm.errors import (
-    LLMCallFailed,
-    LLMError,
-    LLMFatalError,
-    LocalServerError,
-    MissingAPIKeyError,
-)
-from lokg.llm.factory import build_reader
-from lokg.llm.prompt import answer_messages, parse_answers, render_answer_prompt
-from lokg.llm.reader import EXTRACTIVE_LABEL, ExtractiveReader, LLMReader, ReaderOutput
-from lokg.llm.server import LocalChatClient, LocalLlamaServer, default_model_path
+Names are imported lazily (PEP 562): ``import lokg.llm.errors`` (what the CLI needs to
+report failures) does not pull in the ``openai`` client, so training starts without it.
+"""
 
-__all__ = [
-    "EXTRACTIVE_LABEL",
-    "CallLedger",
-    "ChatClient",
-    "ChatResponse",
-    "ExtractiveReader",
-    "LLMCallFailed",
-    "LLMError",
-    "LLMFatalError",
-    "LLMReader",
-    "LocalChatClient",
-    "LocalLlamaServer",
-    "LocalServerError",
-    "MissingAPIKeyError",
-    "ReaderOutput",
-    "ResponseCache",
-    "Usage",
-    "answer_messages",
-    "backoff_delay",
-    "build_reader",
-    "cache_key",
-    "cl100k_count",
-    "default_model_path",
-    "parse_answers",
-    "render_answer_prompt",
-]
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "CallLedger": "accounting",
+    "Usage": "accounting",
+    "cl100k_count": "accounting",
+    "ResponseCache": "cache",
+    "cache_key": "cache",
+    "ChatClient": "client",
+    "ChatResponse": "client",
+    "backoff_delay": "client",
+    "LLMCallFailed": "errors",
+    "LLMError": "errors",
+    "LLMFatalError": "errors",
+    "LocalServerError": "errors",
+    "MissingAPIKeyError": "errors",
+    "build_reader": "factory",
+    "answer_messages": "prompt",
+    "parse_answers": "prompt",
+    "render_answer_prompt": "prompt",
+    "EXTRACTIVE_LABEL": "reader",
+    "ExtractiveReader": "reader",
+    "LLMReader": "reader",
+    "ReaderOutput": "reader",
+    "LocalChatClient": "server",
+    "LocalLlamaServer": "server",
+    "default_model_path": "server",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lokg.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"lokg.llm.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

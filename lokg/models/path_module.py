@@ -83,6 +83,7 @@ class PathGATModule(pl.LightningModule):
             coupling), ``"learned"`` (a free table: ablation) or ``"none"``.
         question_in_attention: the question enters the attention (ablation: ``False``).
         max_paths: supervised paths kept per question.
+        question_key: ``"relation"`` or ``"relation_node"`` (:class:`QuestionPathGAT`).
         optimizer: ``functools.partial`` of a torch optimizer (``None`` = Adam 1e-3).
     """
 
@@ -103,6 +104,7 @@ class PathGATModule(pl.LightningModule):
         relation_source: str = "fixed",
         question_in_attention: bool = True,
         max_paths: int = 32,
+        question_key: str = "relation",
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
     ):
         super().__init__()
@@ -114,8 +116,9 @@ class PathGATModule(pl.LightningModule):
         self.optimizer_factory = optimizer
         rel_dim = transe_dim + name_dim + 1
         self.net = QuestionPathGAT(
-            node_dim, rel_dim, node_dim, hidden, heads, dropout, max_hops, question_in_attention
-        )
+            node_dim, rel_dim, node_dim, hidden, heads, dropout, max_hops,
+            question_in_attention, question_key=question_key,
+        )  # fmt: skip
         self.relation_table = nn.Embedding(num_relations, transe_dim)
         nn.init.normal_(self.relation_table.weight, std=transe_dim**-0.5)
         if relation_source != "learned":

@@ -220,6 +220,7 @@ def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict]:
         0.0,
         a["max_hops"],
         a["question_in_attention"],
+        question_key=a.get("question_key", "relation"),
     )
     net.load_state_dict(torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True))
     return net.eval(), meta

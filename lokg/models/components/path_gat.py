@@ -11,7 +11,10 @@ Layers:
 2. Hop attention, Eq. (13)'s form once more with a hop-specific question projection:
 
    ``logit_t(u -> v | r, q) = LeakyReLU(a^T [W h_u || W h_v || W_r e_r])
-   + <W_q^(t) q, W_r e_r + W h_v> / sqrt(d')``
+   + <W_q^(t) q, W_r e_r> / sqrt(d')``
+
+   (the graph context enters through the question-independent first term; matching the
+   question against ``W_r e_r + W h_v`` instead is ``question_key="relation_node"``)
 
    and a stop option per node, ``logit_t(stop at u | q) = <W_s^(t) q, W h_u> / sqrt(d') + b_t``,
    soft-maxed together over u's steps (:func:`walk_log_probs`).  Without the question
@@ -35,6 +38,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from lokg.models.components.rel_gat_conv import RelGAT
+
+QUESTION_KEYS = ("relation", "relation_node")
 
 __all__ = ["QuestionPathGAT", "group_logsumexp", "relation_features", "walk_log_probs"]
 
@@ -124,6 +129,9 @@ class QuestionPathGAT(nn.Module):
         question_in_attention: the question enters the GAT and hop logits (default);
             ``False`` is the "no question in attention" ablation.
         negative_slope: LeakyReLU slope (0.2).
+        question_key: what the hop query is matched against: ``"relation"`` (``W_r e_r``,
+            default) or ``"relation_node"`` (``W_r e_r + W h_v``, Eq. (13)'s key; measured to
+            memorise entity-specific chains on PathQuestion: docs/design/taimr.md).
 
     Shapes:
         - **input:** ``x [n, d_v]``, ``edge_index [2, m]`` (step start -> end),
@@ -145,8 +153,12 @@ class QuestionPathGAT(nn.Module):
         max_hops: int = 3,
         question_in_attention: bool = True,
         negative_slope: float = 0.2,
+        question_key: str = "relation",
     ):
         super().__init__()
+        if question_key not in QUESTION_KEYS:
+            raise ValueError(f"question_key must be one of {QUESTION_KEYS}, got {question_key!r}")
+        self.question_key = question_key
         self.hidden = hidden
         self.max_hops = max_hops
         self.question_in_attention = question_in_attention
@@ -217,7 +229,7 @@ class QuestionPathGAT(nn.Module):
             + (rp * self.att[2]).sum(-1),
             self.negative_slope,
         )  # [m]  # fmt: skip
-        key = rp + hp[dst]  # [m, d']
+        key = rp if self.question_key == "relation" else rp + hp[dst]  # [m, d']
         if self.question_in_attention:
             q_hop = self.hop_query(query).view(-1, L, C)  # [B, L, d']
             q_stop = self.stop_query(query).view(-1, L, C)

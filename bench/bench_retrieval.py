@@ -1,0 +1,159 @@
+"""Learned retrieval against the paper's TAIMR and today's rules, retriever-only (issue 14).
+
+    python bench/bench_retrieval.py [--data pq2h pq3h pql2h pql3h] [--split val|test]
+        [--budget 128] [--limit N] [--latency-n 50] [--rows paper rules learned ...]
+
+Rows (each one configuration, built from the package's configs):
+
+- ``paper``: ``experiment=paper`` (query-independent trained GAT, mu, Eq. (16)/(18));
+- ``uniform+rules``: TAIMR with uniform attention and the rule-based relation linker
+  (``retriever=taimr_linked``, the configuration before the learned walk);
+- ``learned``: ``retriever=learned`` with the walk model trained by
+  ``experiment=train_qgat`` (TransE's e_r, the question in the attention);
+- ``learned, free relation table``: the same model trained with
+  ``model.relation_source=learned`` (no TransE);
+- ``learned, no question in attention``: trained with ``model.question_in_attention=false``.
+
+Each walk-model row uses the dataset's ``qgat-*`` artifact whose recorded architecture
+matches the row (one-line error when it has not been trained).  Columns: retriever-only
+Hits@1 (extractive reader: the retriever's top answer), answer coverage at B, mean injected
+evidence tokens, and the warm retrieval p50 in ms (each question retrieved twice, the second
+timed).  Choose on ``--split val``; report ``--split test`` once.  Last line:
+``learned_minus_rules_hits1 <min over datasets of Hits@1(learned) - Hits@1(uniform+rules)>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import DATASETS, bench_root, compose, load_datamodule, split_questions
+
+from lokg.evaluate import run
+from lokg.pipeline import LOKG
+
+#: row -> (overrides, walk-model architecture it needs or None)
+ROWS: dict[str, tuple[list[str], dict | None]] = {
+    "paper": (["experiment=paper"], None),
+    "uniform+rules": (["experiment=lokg", "retriever=taimr_linked"], None),
+    "learned": (
+        ["experiment=lokg", "retriever=learned"],
+        {"relation_source": "fixed", "question_in_attention": True},
+    ),
+    "learned, free relation table": (
+        ["experiment=lokg", "retriever=learned"],
+        {"relation_source": "learned", "question_in_attention": True},
+    ),
+    "learned, no question in attention": (
+        ["experiment=lokg", "retriever=learned"],
+        {"relation_source": "fixed", "question_in_attention": False},
+    ),
+}
+
+
+def walk_model_dir(dataset_dir: Path, want: dict) -> Path:
+    """The newest ``qgat-*`` artifact of the dataset whose architecture matches ``want``."""
+    found = []
+    for d in dataset_dir.glob("qgat-*"):
+        meta = json.loads((d / "qgat.json").read_text(encoding="utf-8"))
+        arch = meta["architecture"]
+        if all(arch.get(k) == v for k, v in want.items()):
+            found.append((d.stat().st_mtime, d))
+    if not found:
+        flags = " ".join(
+            f"model.{k}={str(v).lower()}"
+            for k, v in want.items()
+            if (k, v) != ("relation_source", "fixed")
+        )
+        raise SystemExit(
+            f"error: no walk model with {want} under {dataset_dir}; run `python train.py "
+            f"experiment=train_qgat data={dataset_dir.name.split('-')[0]} {flags}`"
+        )
+    return max(found)[1]
+
+
+def warm_p50_ms(cfg, dm, questions) -> float:
+    """Median time of a second retrieval of the same question (caches warm), in ms."""
+    from lokg.llm import build_reader
+
+    pipe = LOKG.from_config(cfg, dm, reader=build_reader(cfg.llm))
+    times = []
+    for q in questions:
+        pipe.retrieve(q)
+        t0 = time.perf_counter()
+        pipe.retrieve(q)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times) * 1000)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", nargs="+", default=list(DATASETS))
+    ap.add_argument("--split", default="val", choices=["val", "test"])
+    ap.add_argument("--budget", type=int, default=128)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--latency-n", type=int, default=50)
+    ap.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
+    args = ap.parse_args()
+    root = bench_root()
+    os.environ.setdefault("LOKG_ROOT", root)
+    table = []
+    for data in args.data:
+        for row in args.rows:
+            overrides, want = ROWS[row]
+            base = [f"data={data}", "llm=extractive", f"budget={args.budget}", "~logger"]
+            extra = []
+            if want is not None:
+                dm0 = load_datamodule(compose(data))
+                extra = [f"retriever.model_dir={walk_model_dir(dm0.artifact_dir, want)}"]
+            label = [f"method={row}", f"configuration=bench:{row.replace(' ', '_')}"]
+            ov = [*base, *overrides, *extra, f"split={args.split}", *label]
+            if args.limit:
+                ov.append(f"limit={args.limit}")
+            cfg = compose(data, ov[1:])
+            out = run(cfg)
+            m = out["metrics"]
+            dm = load_datamodule(cfg)
+            qs = split_questions(dm, args.split, args.latency_n)
+            table.append(
+                {
+                    "data": data,
+                    "row": row,
+                    "hits@1": m["hits@1"],
+                    "coverage": m["coverage"],
+                    "tokens": m["evidence_tok/q"],
+                    "p50_ms": warm_p50_ms(cfg, dm, qs),
+                    "empty": int(m["empty_contexts"]),
+                    "n": len(out["records"]),
+                }
+            )
+    print(f"\nretriever-only, split={args.split}, B={args.budget} (extractive reader: no LLM)")
+    print(
+        f"{'data':<6} {'row':<36} {'hits@1':>7} {'cov@B':>7} {'tok':>6} {'p50 ms':>7} "
+        f"{'empty':>6} {'n':>5}"
+    )
+    for r in table:
+        print(
+            f"{r['data']:<6} {r['row']:<36} {r['hits@1']:>7.3f} {r['coverage']:>7.3f} "
+            f"{r['tokens']:>6.1f} {r['p50_ms']:>7.1f} {r['empty']:>6} {r['n']:>5}"
+        )
+    diffs = []
+    for data in args.data:
+        h = {r["row"]: r["hits@1"] for r in table if r["data"] == data}
+        if "learned" in h and "uniform+rules" in h:
+            diffs.append(h["learned"] - h["uniform+rules"])
+    if diffs:
+        print(f"learned_minus_rules_hits1 {min(diffs):+.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
