@@ -147,7 +147,8 @@ def supervised_paths(
 ) -> list[tuple[int, ...]]:
     """Paths (tuples of step indices) the walk model is trained to follow.
 
-    Paths run from the topic to a gold answer without walking a triple twice, with ``length``
+    Paths run from the topic to a gold answer, never straight back along the triple just
+    walked (:func:`_backtracks`), with ``length``
     steps when the dataset annotates a gold path of that length, else the shortest length
     reaching an answer.  When ``relations`` (the gold path's relation labels) are given and
     some paths follow them, only those are kept.  At most ``max_paths`` (the first found).
@@ -175,7 +176,7 @@ def supervised_paths(
         return []
     found: list[tuple[int, ...]] = []
 
-    def dfs(u: int, path: tuple[int, ...], used: frozenset[int], want: int) -> None:
+    def dfs(u: int, path: tuple[int, ...], want: int) -> None:
         if len(found) >= 4 * max_paths:
             return
         if len(path) == want:
@@ -183,15 +184,16 @@ def supervised_paths(
                 found.append(path)
             return
         for e in out[u].tolist():
-            tid = int(graph.triple_ids[e])
             v = int(graph.dst[e])
-            if tid in used or dist.get(v, want + 1) > want - len(path) - 1:
+            if (path and _backtracks(graph, path[-1], e)) or dist.get(v, want + 1) > want - len(
+                path
+            ) - 1:
                 continue
-            dfs(v, (*path, e), used | {tid}, want)
+            dfs(v, (*path, e), want)
 
     lengths = [length] if length is not None else range(max(dist[0], 1), max_len + 1)
     for want in lengths:
-        dfs(0, (), frozenset(), want)
+        dfs(0, (), want)
         if found:
             break
     if relations and found:
@@ -199,6 +201,16 @@ def supervised_paths(
         matching = [p for p in found if tuple(labels[e] for e in p) == tuple(relations)]
         found = matching or found
     return found[:max_paths]
+
+
+def _backtracks(graph: WalkGraph, prev: int, e: int) -> bool:
+    """Step ``e`` walks straight back along the triple step ``prev`` just walked (a self-loop
+    never counts: PathQuestion's KBs chain one self-loop several times)."""
+    return (
+        graph.triple_ids[e] == graph.triple_ids[prev]
+        and graph.inverse[e] != graph.inverse[prev]
+        and graph.src[prev] != graph.dst[prev]
+    )
 
 
 def _step_label(kg: KnowledgeGraph, graph: WalkGraph, e: int) -> str:
@@ -229,26 +241,22 @@ def beam_search(
     """
     out = graph.out_steps()
     dst = graph.dst
-    tids = graph.triple_ids
-    beam: list[tuple[float, int, tuple[int, ...], frozenset[int]]] = [(0.0, 0, (), frozenset())]
+    beam: list[tuple[float, int, tuple[int, ...]]] = [(0.0, 0, ())]
     ended: list[Walk] = []
     for t in range(max_hops):
-        cand: list[tuple[float, int, tuple[int, ...], frozenset[int]]] = []
-        for score, u, steps, used in beam:
+        cand: list[tuple[float, int, tuple[int, ...]]] = []
+        for score, u, steps in beam:
             if t > 0:
                 ended.append(Walk(steps, score + float(stop_logp[u, t])))
             for e in out[u].tolist():
-                tid = int(tids[e])
-                if tid in used:  # a path walks each triple once (no step straight back)
+                if steps and _backtracks(graph, steps[-1], e):  # no step straight back
                     continue
-                cand.append(
-                    (score + float(step_logp[e, t]), int(dst[e]), (*steps, e), used | {tid})
-                )
+                cand.append((score + float(step_logp[e, t]), int(dst[e]), (*steps, e)))
         if not cand:
             beam = []
             break
         cand.sort(key=lambda c: -c[0])
         beam = cand[:beam_width]
-    ended.extend(Walk(steps, score) for score, _, steps, _ in beam)  # forced stop at L
+    ended.extend(Walk(steps, score) for score, _, steps in beam)  # forced stop at L
     ended.sort(key=lambda w: -w.log_prob)
     return ended
