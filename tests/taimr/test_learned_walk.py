@@ -12,7 +12,6 @@ import torch
 
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.components.path_gat import (
-    QuestionPathGAT,
     group_logsumexp,
     relation_features,
     walk_log_probs,
@@ -202,7 +201,7 @@ def test_question_aware_walk_beats_uniform_attention():
     # uniform attention cannot tell spouse from son: both 2-step answers tie at 1/4 each
     g = walk_graph(kg, kg.entities["p8"], 2, both_directions=False)
     uniform = np.log(1.0 / 2.0)
-    order, scores, _ = rank_answers(g, np.full((g.num_steps, 2), uniform),
+    _, scores, _ = rank_answers(g, np.full((g.num_steps, 2), uniform),
                                     np.full((g.num_nodes, 2), -np.inf), 2, 16)  # fmt: skip
     countries = {kg.entities["france"], kg.entities["spain"]}
     assert len({scores[c] for c in countries}) == 1
@@ -275,14 +274,15 @@ def test_retriever_answers_from_the_tail_end():
     labels = {a.label for a in res.answers}
     assert "p1" in labels
     for p in res.paths:
-        for tid, (u, v) in zip(p.triple_ids, zip(p.entities, p.entities[1:]), strict=True):
+        for i, tid in enumerate(p.triple_ids):
+            u, v = p.entities[i], p.entities[i + 1]
             h, _, t = kg.triples_np[tid]
             assert {u, v} == {int(h), int(t)}
 
 
-def test_empty_walk_falls_back_and_says_so(family):
+def test_empty_walk_falls_back_and_says_so():
     enc = KeywordEncoder(model_id="test/keywords")
-    kg, questions = _people(2)
+    kg, _ = _people(2)
     m = _module(kg, enc)
 
     class NamedDouble(Retriever):
@@ -298,3 +298,35 @@ def test_empty_walk_falls_back_and_says_so(family):
     r = _retriever(m, kg, enc, fallback=NamedDouble())
     res = r.retrieve(Question("z", "nationality of nobody ?", ("x",), ("unknown_topic",)))
     assert res.extra == {"seen": "z", "fallback": "double"}
+
+
+def test_trained_walk_model_runs_on_per_question_subgraphs(tmp_path):
+    """RoG format (one subgraph per question): the model trained on the training questions
+    runs on each test question's own graph, inductively (names, no TransE there)."""
+    from pathlib import Path
+
+    from lokg.data import KGQADataModule, RoGSource
+    from lokg.retrieval import PerQuestionRetriever
+
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "rog_mini"
+    files = {s: str(root / f"{s}.jsonl") for s in ("train", "val", "test")}
+    dm = KGQADataModule(RoGSource("rog_mini", files=files), artifacts_dir=str(tmp_path / "a"))
+    dm.prepare_data()
+    dm.setup("fit")
+    enc = KeywordEncoder(model_id="test/keywords")
+    m = _module(dm.kg, enc)
+    assert m.check_supervision(dm.questions["train"]) > 0.5
+    _fit(m, dm.questions["train"], steps=10)
+
+    def build(kg):
+        return LearnedPathRetriever(kg, enc, WalkModel(m.net, kg, enc, None, 4, True), 2)
+
+    r = PerQuestionRetriever(lambda q: dm.question_graph(q.id), build)
+    covered = 0
+    for q in dm.questions["test"]:
+        res = r.retrieve(q)
+        sub = dm.question_graph(q.id)
+        assert res.kg.num_triples == sub.num_triples  # the question's own graph
+        assert all(0 <= t < sub.num_triples for t in res.triple_ids)
+        covered += bool(set(q.answers) & {a.label for a in res.answers})
+    assert covered == len(dm.questions["test"])
