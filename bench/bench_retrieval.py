@@ -114,7 +114,7 @@ def main() -> int:
             if want is not None:
                 dm0 = load_datamodule(compose(data))
                 extra = [f"retriever.model_dir={walk_model_dir(dm0.artifact_dir, want)}"]
-            label = [f"method={row}", f"configuration=bench:{row.replace(' ', '_')}"]
+            label = [f"method='{row}'", f"configuration=bench:{row.replace(' ', '_').replace(',', '')}"]
             ov = [*base, *overrides, *extra, f"split={args.split}", *label]
             if args.limit:
                 ov.append(f"limit={args.limit}")

@@ -269,7 +269,7 @@ def run_walk_stage(
     (the e_r it saw), ``qgat.json`` (architecture, graph fingerprint, embedder, which epoch)
     and the config.
     """
-    from lokg.taimr.learned import META_FILE, MODEL_FILE
+    from lokg.taimr.learned import save_walk_network
 
     exported = restore_best_checkpoint(model, trainer)
     print(exported.describe("walk model"), flush=True)
@@ -278,30 +278,30 @@ def run_walk_stage(
         cfg.model, cfg.trainer.get("max_epochs"), cfg.embedder, str(art.scos_dir), seed
     )
     out = stage_dir(datamodule.artifact_dir, "qgat", key)
+    architecture = {
+        "node_dim": hp.node_dim,
+        "rel_dim": hp.transe_dim + hp.name_dim + 1,
+        "query_dim": hp.node_dim,
+        "name_dim": hp.name_dim,
+        "transe_dim": hp.transe_dim,
+        "hidden": hp.hidden,
+        "heads": hp.heads,
+        "max_hops": hp.max_hops,
+        "question_in_attention": hp.question_in_attention,
+        "question_key": hp.question_key,
+        "relation_source": hp.relation_source,
+        "both_directions": hp.both_directions,
+    }
+    meta = {
+        "kg_fingerprint": art.kg.fingerprint(),
+        "scos_dir": str(art.scos_dir) if art.scos_dir else None,
+        "embedder": OmegaConf.to_container(cfg.embedder, resolve=True),
+        **exported.metadata(),
+    }
     with atomic_directory(out) as tmp:
-        torch.save({k: v.cpu() for k, v in model.net.state_dict().items()}, tmp / MODEL_FILE)
-        np.save(tmp / "relation_table.npy", model.relation_table.weight.detach().cpu().numpy())
-        meta = {
-            "kg_fingerprint": art.kg.fingerprint(),
-            "scos_dir": str(art.scos_dir) if art.scos_dir else None,
-            "embedder": OmegaConf.to_container(cfg.embedder, resolve=True),
-            "architecture": {
-                "node_dim": hp.node_dim,
-                "rel_dim": hp.transe_dim + hp.name_dim + 1,
-                "query_dim": hp.node_dim,
-                "name_dim": hp.name_dim,
-                "transe_dim": hp.transe_dim,
-                "hidden": hp.hidden,
-                "heads": hp.heads,
-                "max_hops": hp.max_hops,
-                "question_in_attention": hp.question_in_attention,
-                "question_key": hp.question_key,
-                "relation_source": hp.relation_source,
-                "both_directions": hp.both_directions,
-            },
-        }
-        meta |= exported.metadata()
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        save_walk_network(
+            tmp, model.net, architecture, model.relation_table.weight.detach().cpu().numpy(), meta
+        )
         OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
     mark_latest(datamodule.artifact_dir, "qgat", out)
     log.info("walk model artifacts: %s", out)

@@ -205,6 +205,24 @@ class LearnedPathRetriever(Retriever):
         )
 
 
+def save_walk_network(
+    directory: str | os.PathLike,
+    net: QuestionPathGAT,
+    architecture: dict,
+    relation_table: np.ndarray,
+    meta: dict | None = None,
+) -> None:
+    """Write a walk-model artifact: ``walk_model.pt`` (the network's state dict),
+    ``relation_table.npy`` (the e_r it was trained with) and ``qgat.json`` (``architecture``
+    as :func:`build_learned` reads it, plus ``meta``)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    torch.save({k: v.detach().cpu() for k, v in net.state_dict().items()}, directory / MODEL_FILE)
+    np.save(directory / "relation_table.npy", np.asarray(relation_table, dtype=np.float32))
+    body = {**(meta or {}), "architecture": architecture}
+    (directory / META_FILE).write_text(json.dumps(body, indent=1), encoding="utf-8")
+
+
 @functools.lru_cache(maxsize=8)
 def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict]:
     """The network exported by ``train.py experiment=train_qgat`` and its metadata (loaded

@@ -60,7 +60,7 @@ CORPUS = [
     ("train-retriever-typo", "train", ["retriever=taimrr"], "Could not find 'retriever/taimrr'"),
     ("train-llm-typo", "train", ["llm=gpt5"], "Could not find 'llm/gpt5'"),
     ("train-model-typo", "train", ["model=tranze"],
-     "Could not find 'model/tranze'. Available options: gat, transe"),
+     "Could not find 'model/tranze'. Available options: gat, qgat, transe"),
     ("train-debug-typo", "train", ["debug=fdrr"], "Could not find 'debug/fdrr'"),
     # keys no schema declares
     ("train-added-key", "train", ["+epochs=3"], "Key 'epochs' not in 'TrainConfig'"),

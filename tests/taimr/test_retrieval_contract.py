@@ -33,13 +33,39 @@ def _load(name: str):
     return cfg
 
 
+def _walk_model_dir(kg, encoder) -> Path:
+    """An (untrained) walk-model artifact sized for ``kg`` and the keyword encoder: the
+    contract does not depend on training."""
+    import tempfile
+
+    import torch
+
+    from lokg.models.components.path_gat import QuestionPathGAT
+    from lokg.taimr.learned import save_walk_network
+
+    dim = encoder.encode(["x"]).shape[1]
+    arch = {"node_dim": dim, "rel_dim": 4 + dim + 1, "query_dim": dim, "name_dim": dim,
+            "transe_dim": 4, "hidden": 8, "heads": 2, "max_hops": 3,
+            "question_in_attention": True, "question_key": "relation",
+            "relation_source": "fixed", "both_directions": True}  # fmt: skip
+    torch.manual_seed(0)
+    net = QuestionPathGAT(dim, 4 + dim + 1, dim, 8, 2, 0.0, 3)
+    out = Path(tempfile.mkdtemp(prefix="walk-model-"))
+    save_walk_network(out, net, arch, np.zeros((kg.num_relations, 4), np.float32))
+    return out
+
+
 def _build(name: str, kg, encoder, train_questions=()):
     factory = instantiate(_load(name))
+    extra = {}
+    if name == "learned":
+        extra = {"model_dir": _walk_model_dir(kg, encoder), "relation_embeddings": None}
     return factory(
         kg=kg,
         encoder=encoder,
         edge_log_alpha=uniform_log_attention(kg),
         train_questions=list(train_questions),
+        **extra,
     )
 
 
