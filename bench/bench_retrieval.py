@@ -14,8 +14,9 @@ Rows (each one configuration, built from the package's configs):
   ``model.relation_source=learned`` (no TransE);
 - ``learned, no question in attention``: trained with ``model.question_in_attention=false``.
 
-Each walk-model row uses the dataset's ``qgat-*`` artifact whose recorded architecture
-matches the row (one-line error when it has not been trained).  Columns: retriever-only
+Each walk-model row uses, among the dataset's ``qgat-*`` artifacts whose recorded
+architecture matches the row, the one with the best recorded ``val/hits@1`` (one-line error
+when none has been trained).  Columns: retriever-only
 Hits@1 (extractive reader: the retriever's top answer), answer coverage at B, mean injected
 evidence tokens, and the warm retrieval p50 in ms (each question retrieved twice, the second
 timed).  Choose on ``--split val``; report ``--split test`` once.  Last line:
@@ -60,13 +61,14 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
 
 
 def walk_model_dir(dataset_dir: Path, want: dict) -> Path:
-    """The newest ``qgat-*`` artifact of the dataset whose architecture matches ``want``."""
+    """The dataset's ``qgat-*`` artifact with the best recorded ``val/hits@1`` among those
+    whose architecture matches ``want`` (selection on validation only)."""
     found = []
     for d in dataset_dir.glob("qgat-*"):
         meta = json.loads((d / "qgat.json").read_text(encoding="utf-8"))
         arch = meta["architecture"]
         if all(arch.get(k) == v for k, v in want.items()):
-            found.append((d.stat().st_mtime, d))
+            found.append((meta.get("best_value") or 0.0, d.name, d))
     if not found:
         flags = " ".join(
             f"model.{k}={str(v).lower()}"
@@ -77,7 +79,7 @@ def walk_model_dir(dataset_dir: Path, want: dict) -> Path:
             f"error: no walk model with {want} under {dataset_dir}; run `python train.py "
             f"experiment=train_qgat data={dataset_dir.name.split('-')[0]} {flags}`"
         )
-    return max(found)[1]
+    return max(found)[2]
 
 
 def warm_p50_ms(cfg, dm, questions) -> float:
