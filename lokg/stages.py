@@ -143,7 +143,12 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
     exported = restore_best_checkpoint(model, trainer)
     print(exported.describe("TransE"), flush=True)
     embeddings = model.relation_embeddings()
-    result = compress(datamodule.kg, embeddings, OmegaConf.to_container(cfg.scos, resolve=True))
+    result = compress(
+        datamodule.kg,
+        embeddings,
+        OmegaConf.to_container(cfg.scos, resolve=True),
+        entity_embeddings=model.entity_embeddings(),
+    )
     print(result.format_report().splitlines()[0], flush=True)
     key = config_key(cfg.model, cfg.trainer.get("max_epochs"), cfg.scos, seed)
     out = stage_dir(datamodule.artifact_dir, "scos", key)

@@ -171,6 +171,7 @@ def compress(
     kg: KnowledgeGraph,
     relation_embeddings: np.ndarray | None,
     cfg: SCOSConfig | Mapping[str, Any] | None = None,
+    entity_embeddings: np.ndarray | None = None,
     **overrides: Any,
 ) -> SCOSResult:
     """Run SCOS on ``kg`` (Section 2.3).
@@ -180,6 +181,8 @@ def compress(
         relation_embeddings: ``[R0, d]`` TransE relation embeddings (a tensor is accepted);
             may be ``None`` only with ``mode="off"``.
         cfg: :class:`SCOSConfig` or a mapping of its keys (e.g. the Hydra ``scos`` node).
+        entity_embeddings: ``[E, d]`` TransE entity embeddings, for learned entity types
+            (``entity_types=transe``, or ``auto`` on a graph without types or domains).
         overrides: individual keys overriding ``cfg``.
 
     Returns:
@@ -199,7 +202,15 @@ def compress(
             )
         if hasattr(relation_embeddings, "detach"):
             relation_embeddings = relation_embeddings.detach().cpu().numpy()
-        types = entity_types(kg, config.type_source, config.type_relation)
+        if hasattr(entity_embeddings, "detach"):
+            entity_embeddings = entity_embeddings.detach().cpu().numpy()
+        types = entity_types(
+            kg,
+            config.entity_types,
+            config.type_relation,
+            entity_embeddings=entity_embeddings,
+            num_types=config.num_entity_types,
+        )
         outcome = greedy_merge(
             kg,
             np.asarray(relation_embeddings, dtype=np.float64),
