@@ -167,7 +167,7 @@ def _fit(kg: KnowledgeGraph, cfg, seed: int, epochs: int | None) -> tuple[object
     return module, time.perf_counter() - start
 
 
-def _scos(kg: KnowledgeGraph, module, cfg) -> tuple[SCOSResult, float]:
+def _scos(kg: KnowledgeGraph, module, cfg, **overrides) -> tuple[SCOSResult, float]:
     from omegaconf import OmegaConf
 
     start = time.perf_counter()
@@ -176,6 +176,7 @@ def _scos(kg: KnowledgeGraph, module, cfg) -> tuple[SCOSResult, float]:
         module.relation_embeddings(),
         OmegaConf.to_container(cfg.scos, resolve=True),
         entity_embeddings=module.entity_embeddings(),
+        **overrides,
     )
     return result, time.perf_counter() - start
 
@@ -250,6 +251,14 @@ def planted(args: argparse.Namespace) -> None:
             f"{len(found)}, planted recovered {len(hit)}/{len(truth)}: "
             f"precision {precision:.3f} recall {recall:.3f}"
         )
+        for theta in args.theta_grid:
+            res_t, _ = _scos(pk.kg, module, cfg, theta_base=theta)
+            f_t = merged_pairs(res_t)
+            h_t = len(f_t & truth)
+            print(
+                f"   theta_base {theta:.2f}: merged pairs {len(f_t)}, precision "
+                f"{h_t / len(f_t) if f_t else 1.0:.3f} recall {h_t / len(truth):.3f}"
+            )
         for a, b in sorted(truth - found):
             print("   missed  " + _signals_line(pk.kg, a, b, module, result))
         for a, b in sorted(found - truth):
@@ -303,6 +312,9 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0, help="1 to choose settings, 0 to report")
     p.add_argument("--epochs", type=int, default=None, help="default: the config's")
     p.add_argument("--skip-unmodified", action="store_true")
+    p.add_argument(
+        "--theta-grid", type=float, nargs="*", default=[], help="also print P/R at these theta_base"
+    )
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. scos.theta_base=0.6")
     args = parser.parse_args()
     if args.command == "timing":
