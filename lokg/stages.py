@@ -31,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 from lokg.artifacts import (
     GraphArtifacts,
     config_key,
+    kg_store,
     load_graph_artifacts,
     mark_latest,
     stage_dir,
@@ -127,6 +128,29 @@ def restore_best_checkpoint(model: pl.LightningModule, trainer: pl.Trainer) -> E
     )
 
 
+def scos_stage_dir(cfg: DictConfig, datamodule, seed: int) -> Path:
+    """Where TransE + SCOS for this graph and config live: ``<artifacts>/kg/<kg fp>/scos-<key>``.
+
+    The key hashes what the result depends on: the model, epochs, SCOS settings, seed and the
+    held-out triple split (fraction and seed) -- not the questions, so every question file
+    over the same KG finds the same directory.
+    """
+    split = {"triple_val_fraction": datamodule.triple_val_fraction, "seed": datamodule.split_seed}
+    key = config_key(cfg.model, cfg.trainer.get("max_epochs"), cfg.scos, seed, split)
+    return stage_dir(kg_store(datamodule.artifacts_root, datamodule.kg), "scos", key)
+
+
+def reuse_scos_stage(cfg: DictConfig, datamodule, seed: int) -> Path | None:
+    """The finished TransE + SCOS artifact of this graph and config, marked as the dataset's
+    latest, or ``None`` when there is none yet (then train)."""
+    out = scos_stage_dir(cfg, datamodule, seed)
+    if not (out / "scos" / "scos.json").is_file():
+        return None
+    mark_latest(datamodule.artifact_dir, "scos", out)
+    log.info("SCOS artifacts reused: %s", out)
+    return out
+
+
 def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed: int) -> Path:
     """SCOS on the fitted TransE: write ``scos-<key>/`` under the dataset's artifacts.
 
@@ -150,8 +174,7 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
         entity_embeddings=model.entity_embeddings(),
     )
     print(result.format_report().splitlines()[0], flush=True)
-    key = config_key(cfg.model, cfg.trainer.get("max_epochs"), cfg.scos, seed)
-    out = stage_dir(datamodule.artifact_dir, "scos", key)
+    out = scos_stage_dir(cfg, datamodule, seed)
     with atomic_directory(out) as tmp:
         result.save(tmp / "scos")
         np.save(tmp / "relation_embeddings.npy", embeddings)
