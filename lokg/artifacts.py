@@ -50,6 +50,7 @@ def kg_store(artifacts_root: Path, kg: KnowledgeGraph) -> Path:
 def mark_latest(root: Path, kind: str, directory: Path) -> None:
     """Record ``directory`` (relative to ``root``) as the latest ``kind`` artifact (atomic)."""
     pointer = Path(root) / f"{kind}.latest"
+    pointer.parent.mkdir(parents=True, exist_ok=True)
     tmp = pointer.with_name(f".{pointer.name}.tmp")
     tmp.write_text(os.path.relpath(directory, root) + "\n", encoding="utf-8")
     os.replace(tmp, pointer)
