@@ -6,7 +6,8 @@ seconds.
 
 Model:
     * every entity gets a type ``T0..T{k-1}`` (stored in ``attributes.types``);
-    * every *base* relation has a domain type, a range type and a range size ``m_r`` (it only
+    * every *base* relation has a domain type, a range type (a pair no other base relation
+      has, while ``num_types ** 2 >= `` base relations) and a range size ``m_r`` (it only
       reaches the ``m_r`` most popular entities of its range type, so base relations differ in
       tail entropy H(r) of Eq. (4), like "gender" versus "related to");
     * relation frequencies follow Zipf's law; heads and tails are drawn inside their type with
@@ -205,8 +206,15 @@ def make_synthetic_kg(
     global_cdf = np.repeat(np.arange(num_types), type_count) + local_cdf
 
     # Base relations: domain, range, range size m_r (log-uniform in [2, |range type|]).
-    dom = rng.integers(0, num_types, n_base)
-    rng_type = rng.integers(0, num_types, n_base)
+    # Distinct (domain, range) type pairs while there are enough of them: two base relations
+    # with the same pair (and range size) would be draws of one distribution, synonyms that
+    # no signal can tell apart, not planted but merged (issue 10's precision would then
+    # measure the generator).
+    if num_types * num_types >= n_base:
+        pair = rng.choice(num_types * num_types, size=n_base, replace=False)
+    else:
+        pair = rng.integers(0, num_types * num_types, n_base)
+    dom, rng_type = pair // num_types, pair % num_types
     full = type_count[rng_type]
     m = np.exp(rng.uniform(np.log(2.0), np.log(np.maximum(full, 2)), n_base))
     m = np.clip(np.round(m).astype(np.int64), 1, full)
