@@ -226,7 +226,8 @@ def planted(args: argparse.Namespace) -> None:
             num_types=20,
             seed=args.seed,
         )
-        kbs.append((f"synthetic-{args.synthetic_triples}", syn.kg, args.data[0]))
+        # the data config only names a dataset; TransE settings come from model=transe
+        kbs.append((f"synthetic-{args.synthetic_triples}", syn.kg, "pq2h"))
     worst_p, worst_r = 1.0, 1.0
     for name, kg, cfg_data in kbs:
         cfg = _train_config(cfg_data, args.overrides)
