@@ -19,7 +19,7 @@ import numpy as np
 from lokg.kg.atomic import atomic_directory, read_versioned_json
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.scos.config import SCOSConfig
-from lokg.scos.entity_types import entity_types
+from lokg.scos.entity_types import entity_types, resolve_entity_types
 from lokg.scos.merge import MergeRecord, greedy_merge
 
 __all__ = ["SCOSResult", "compress", "information_density"]
@@ -100,6 +100,11 @@ class SCOSResult:
             f"SCOS ({self.config.get('mode', '?')}): |R0| = {self.num_original} -> "
             f"|R*| = {self.num_compressed}, {len(self.report)} merges, "
             f"L_info = {self.info_loss:.4f}, rho_hat = {self.rho_hat:.4f}"
+            + (
+                f"; entity types: {self.config['entity_types_used']}"
+                if "entity_types_used" in self.config
+                else ""
+            )
         ]
         for m in self.report:
             lines.append(
@@ -189,6 +194,7 @@ def compress(
         :class:`SCOSResult`; with ``mode="off"`` phi is the identity and G* equals G.
     """
     config = _coerce_config(cfg, overrides)
+    recorded = config.to_dict()
     R = kg.num_relations
     if config.mode == "off":
         labels = np.arange(R)
@@ -204,9 +210,14 @@ def compress(
             relation_embeddings = relation_embeddings.detach().cpu().numpy()
         if hasattr(entity_embeddings, "detach"):
             entity_embeddings = entity_embeddings.detach().cpu().numpy()
+        used_types = config.entity_types
+        if used_types == "auto":
+            used_types = resolve_entity_types(
+                kg, config.type_relation, entity_embeddings is not None
+            )
         types = entity_types(
             kg,
-            config.entity_types,
+            used_types,
             config.type_relation,
             entity_embeddings=entity_embeddings,
             num_types=config.num_entity_types,
@@ -220,6 +231,7 @@ def compress(
             config.epsilon,
         )
         labels, merges, total_entropy = outcome.labels, outcome.merges, outcome.total_entropy
+        recorded["entity_types_used"] = used_types
 
     # Canonical ids: clusters in order of their smallest original id; a cluster is named
     # after its member with the most triples (ties: smallest id).
@@ -238,6 +250,6 @@ def compress(
         info_loss=info_loss,
         rho_hat=rho_hat,
         original_relations=kg.relations,
-        config=config.to_dict(),
+        config=recorded,
         source_fingerprint=kg.fingerprint(),
     )
