@@ -59,25 +59,12 @@ def run(num_relations: int, triples_per_relation: int, seed: int) -> tuple[float
 
 
 def train_transe(kg: KnowledgeGraph, epochs: int, seed: int) -> np.ndarray:
-    """``[R, 64]`` relation embeddings of a TransE trained on every triple of ``kg``."""
-    import pytorch_lightning as pl
-    from torch.utils.data import DataLoader
+    """``[R, 64]`` relation embeddings of a TransE (the module's defaults) on all of ``kg``."""
+    from lokg.models.transe_module import fit_transe
 
-    from lokg.models.transe_module import TransEModule
-
-    pl.seed_everything(seed, workers=True)
-    module = TransEModule(kg.num_entities, kg.num_relations)
-    module.attach_triples(train_triples=kg.triples, known_triples=kg.triples)
-    trainer = pl.Trainer(
-        max_epochs=epochs,
-        accelerator="cpu",
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-    )
-    trainer.fit(module, DataLoader(kg.triples, batch_size=512, shuffle=True))
-    return module.relation_embeddings()
+    return fit_transe(
+        kg.triples, kg.num_entities, kg.num_relations, epochs, seed=seed
+    ).relation_embeddings()
 
 
 def merged_pairs(result: SCOSResult) -> set[tuple[int, int]]:
