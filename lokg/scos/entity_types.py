@@ -1,18 +1,22 @@
-"""Entity types for the NMI term of Eq. (3).
+"""Entity types for the NMI term of Eq. (3) (``scos.entity_types``).
 
 The paper computes NMI over the (head type, tail type) distribution of a relation and
-assumes typed entities.  Sources, in the order ``type_source=auto`` tries them:
+assumes typed entities.  Sources (``entity_types=auto`` tries them in this order, see
+:func:`entity_types`):
 
 * ``attributes``: ``kg.attributes.types`` (entities with ``None`` share the type "unknown");
 * ``relation``: the tail of the entity's ``type_relation`` triple (e.g. Freebase
   ``__common__topic__notable_types``; the lexicographically smallest tail when several);
   entities without one fall back to their signature type;
-* ``signature`` (PathQuestion and PQL have no types): an entity is typed by the *set of
-  relations it has as head*, its domain signature ("entities that have a gender, parents
-  and a nationality"); an entity with no outgoing triple (a value such as ``male`` or a
-  country) is typed by the set of relations it is the tail of, marked as a range signature;
-  an isolated entity has the empty type.  Sets are hashed (a random 64-bit key per relation,
-  summed modulo 2**64) so typing is one vectorised pass over the triples.
+* ``domain``: the domain part of Freebase-style relation names (:func:`domain_types`),
+  coarse enough that two names of one relation share their entities' types;
+* ``transe``: k-means on TransE entity embeddings (:func:`kmeans_types`), for plain names;
+* ``signature``: an entity is typed by the *set of relations it has as head*, its domain
+  signature; an entity with no outgoing triple (a value such as ``male``) by the set of
+  relations it is the tail of, marked as a range signature; an isolated entity has the empty
+  type.  Sets are hashed (a random 64-bit key per relation, summed modulo 2**64).  Nearly
+  unique per entity and split by a synonym, so NMI misses synonyms: kept as an option;
+* ``none``: one type for every entity (the NMI term is then 1 for every pair).
 """
 
 from __future__ import annotations
