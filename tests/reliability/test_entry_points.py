@@ -211,7 +211,8 @@ def test_evaluate_py_with_a_config_typo_prints_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr == (
-        "error: In 'evaluate': Could not find 'scos/defualt'. Available options: default, lokg, off\n"
+        "error: In 'evaluate': Could not find 'scos/defualt'. "
+        "Available options: default, lokg, off\n"
     )
 
 
