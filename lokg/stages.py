@@ -42,11 +42,15 @@ from lokg.kg.graph import KnowledgeGraph
 log = logging.getLogger(__name__)
 
 
-def merged_relation_embeddings(embeddings: np.ndarray, mapping: np.ndarray) -> np.ndarray:
-    """``[R*, d]``: a merged cluster's embedding is the mean of its members' (Sec. 2.3)."""
+def merged_relation_embeddings(
+    embeddings: np.ndarray, mapping: np.ndarray, direction: np.ndarray | None = None
+) -> np.ndarray:
+    """``[R*, d]``: a merged cluster's embedding is the mean of its members' (Sec. 2.3); a
+    member stored as the inverse (``direction`` -1, ``scos.merge_inverse``) counts as -e_r."""
     num = int(mapping.max()) + 1 if len(mapping) else 0
     sums = np.zeros((num, embeddings.shape[1]), dtype=np.float64)
-    np.add.at(sums, mapping, embeddings)
+    signed = embeddings if direction is None else embeddings * direction[:, None]
+    np.add.at(sums, mapping, signed)
     counts = np.bincount(mapping, minlength=num)[:, None]
     return (sums / counts).astype(np.float32)
 
@@ -180,7 +184,7 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
         np.save(tmp / "relation_embeddings.npy", embeddings)
         np.save(
             tmp / "relation_embeddings_merged.npy",
-            merged_relation_embeddings(embeddings, result.mapping),
+            merged_relation_embeddings(embeddings, result.mapping, result.directions),
         )
         if exported.checkpoint is not None:
             shutil.copy(exported.checkpoint, tmp / "transe.ckpt")

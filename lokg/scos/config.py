@@ -28,6 +28,8 @@ class SCOSConfig:
         type_relation: label of a relation whose tail is an entity's type (``entity_types``
             ``relation``, or ``auto`` when the graph has no type attribute).
         num_entity_types: clusters of ``entity_types=transe`` (k-means on TransE entities).
+        merge_inverse: also merge inverse pairs with a direction flag (beyond the paper;
+            :mod:`lokg.scos.inverse`).
     """
 
     mode: str = "greedy"
@@ -37,6 +39,7 @@ class SCOSConfig:
     entity_types: str = "auto"
     type_relation: str | None = None
     num_entity_types: int = 32
+    merge_inverse: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
