@@ -3,6 +3,17 @@
 Usage:
     ``python bench/bench_scos.py timing [--sizes 100 400 1600 6400] [--triples-per-relation 50]``
     ``python bench/bench_scos.py quality [--kb FILE ...] [--synthetic] [--epochs 100]``
+    ``python bench/bench_scos.py planted [--data pql2h pql3h] [--synthetic-triples N]
+    [--seed 0] [override ...]``
+
+``planted`` (issue 10): on each KB (the package's datasets, and a synthetic graph) pick
+k = 30 relations with >= 20 triples, move a random 30-70 % share of each one's triples to a
+new synonym relation (:func:`lokg.data.synthetic.plant_synonyms`), train TransE on the
+modified KB with ``experiment=train_transe``'s settings, run SCOS with ``configs/scos``
+(overrides such as ``scos.theta_base=0.6`` apply to both), and print precision and recall of
+the recovered pairs, each missed or wrong pair with its three signals, and the merges SCOS
+makes on the unmodified KB.  The last line is ``planted_min precision=<p> recall=<r>``.
+Settings are chosen with ``--seed 1`` (the validation plant) and reported with ``--seed 0``.
 
 ``quality`` trains TransE (the Lightning module, CPU) on each whole KB file, runs SCOS with the
 paper's settings and prints |R0| -> |R*|, L_info and rho-hat; with ``--synthetic`` also the
@@ -19,6 +30,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import sys
 import time
 
 import numpy as np
@@ -47,25 +59,12 @@ def run(num_relations: int, triples_per_relation: int, seed: int) -> tuple[float
 
 
 def train_transe(kg: KnowledgeGraph, epochs: int, seed: int) -> np.ndarray:
-    """``[R, 64]`` relation embeddings of a TransE trained on every triple of ``kg``."""
-    import pytorch_lightning as pl
-    from torch.utils.data import DataLoader
+    """``[R, 64]`` relation embeddings of a TransE (the module's defaults) on all of ``kg``."""
+    from lokg.models.transe_module import fit_transe
 
-    from lokg.models.transe_module import TransEModule
-
-    pl.seed_everything(seed, workers=True)
-    module = TransEModule(kg.num_entities, kg.num_relations)
-    module.attach_triples(train_triples=kg.triples, known_triples=kg.triples)
-    trainer = pl.Trainer(
-        max_epochs=epochs,
-        accelerator="cpu",
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-    )
-    trainer.fit(module, DataLoader(kg.triples, batch_size=512, shuffle=True))
-    return module.relation_embeddings()
+    return fit_transe(
+        kg.triples, kg.num_entities, kg.num_relations, epochs, seed=seed
+    ).relation_embeddings()
 
 
 def merged_pairs(result: SCOSResult) -> set[tuple[int, int]]:
@@ -98,7 +97,7 @@ def quality(args: argparse.Namespace) -> None:
         emb = train_transe(kg, args.epochs, args.seed)
         for source in ("signature",):
             start = time.perf_counter()
-            result = compress(kg, emb, type_source=source)
+            result = compress(kg, emb, entity_types=source)
             describe(
                 f"{kg.name} [{kg.num_triples} triples, types={source}]",
                 result,
@@ -117,7 +116,7 @@ def quality(args: argparse.Namespace) -> None:
         planted = syn.synonym_pair_set()
         for source in ("attributes", "signature"):
             start = time.perf_counter()
-            result = compress(syn.kg, emb, type_source=source)
+            result = compress(syn.kg, emb, entity_types=source)
             seconds = time.perf_counter() - start
             found = merged_pairs(result)
             hit = len(found & planted)
@@ -127,6 +126,146 @@ def quality(args: argparse.Namespace) -> None:
                 f"    planted pairs {len(planted)}, merged pairs {len(found)}, "
                 f"precision {precision:.3f}, recall {hit / len(planted):.3f}"
             )
+
+
+def _train_config(data: str, overrides: list[str]):
+    from lokg.config import compose_config
+
+    return compose_config("train", [f"data={data}", "experiment=train_transe", *overrides], ".")
+
+
+def _fit(kg: KnowledgeGraph, cfg, seed: int, epochs: int | None) -> tuple[object, float]:
+    """TransE with the config's model, batch size and epochs on every triple of ``kg``."""
+    import hydra
+
+    from lokg.models.transe_module import fit_transe
+
+    kwargs = hydra.utils.instantiate(cfg.model, _partial_=True).keywords
+    start = time.perf_counter()
+    module = fit_transe(
+        kg.triples,
+        kg.num_entities,
+        kg.num_relations,
+        epochs=epochs if epochs is not None else int(cfg.trainer.max_epochs),
+        batch_size=int(cfg.data.batch_size),
+        seed=seed,
+        **kwargs,
+    )
+    return module, time.perf_counter() - start
+
+
+def _scos(kg: KnowledgeGraph, module, cfg, **overrides) -> tuple[SCOSResult, float]:
+    from omegaconf import OmegaConf
+
+    start = time.perf_counter()
+    result = compress(
+        kg,
+        module.relation_embeddings(),
+        OmegaConf.to_container(cfg.scos, resolve=True),
+        entity_embeddings=module.entity_embeddings(),
+        **overrides,
+    )
+    return result, time.perf_counter() - start
+
+
+def _signals_line(kg: KnowledgeGraph, a: int, b: int, module, result: SCOSResult) -> str:
+    from lokg.scos.entity_types import entity_types
+    from lokg.scos.merge import pair_signals
+
+    c = result.config
+    types = entity_types(
+        kg,
+        c["entity_types"],
+        c["type_relation"],
+        module.entity_embeddings(),
+        c["num_entity_types"],
+    )
+    s = pair_signals(
+        kg,
+        a,
+        b,
+        module.relation_embeddings(),
+        types,
+        tuple(c["weights"]),
+        c["theta_base"],
+        c["epsilon"],
+    )
+    return (
+        f"{kg.relations.label(a)} ~ {kg.relations.label(b)}: sim {s.similarity:.3f} vs "
+        f"theta {s.threshold:.3f} (NMI {s.nmi:.2f} J {s.jaccard:.2f} cos {s.cosine:.2f})"
+    )
+
+
+def planted(args: argparse.Namespace) -> None:
+    from bench._data import compose, load_datamodule
+    from lokg.data.synthetic import plant_synonyms
+    from lokg.scos.entity_types import resolve_entity_types
+
+    kbs: list[tuple[str, KnowledgeGraph, str]] = []
+    for data in args.data:
+        kbs.append((data, load_datamodule(compose(data)).kg, data))
+    if args.synthetic_triples:
+        syn = make_synthetic_kg(
+            num_entities=max(1000, args.synthetic_triples // 3),
+            num_triples=args.synthetic_triples,
+            num_relations=200,
+            num_synonyms=0,
+            num_types=20,
+            seed=args.seed,
+        )
+        # the data config only names a dataset; TransE settings come from model=transe
+        kbs.append((f"synthetic-{args.synthetic_triples}", syn.kg, "pq2h"))
+    worst_p, worst_r = 1.0, 1.0
+    for name, kg, cfg_data in kbs:
+        cfg = _train_config(cfg_data, args.overrides)
+        pk = plant_synonyms(kg, args.k, args.min_triples, seed=args.seed)
+        module, t_fit = _fit(pk.kg, cfg, args.seed, args.epochs)
+        result, t_scos = _scos(pk.kg, module, cfg)
+        truth = pk.synonym_pair_set()
+        found = merged_pairs(result)
+        hit = found & truth
+        precision = len(hit) / len(found) if found else 1.0
+        recall = len(hit) / len(truth)
+        worst_p, worst_r = min(worst_p, precision), min(worst_r, recall)
+        types = result.config["entity_types"]
+        if types == "auto":
+            types = f"auto->{resolve_entity_types(pk.kg, result.config['type_relation'], True)}"
+        print(
+            f"== {name}: {kg.num_triples} triples, |R0| {kg.num_relations} + {args.k} planted "
+            f"(seed {args.seed}); TransE {t_fit:.1f} s, SCOS {t_scos:.2f} s, types={types}"
+        )
+        print(
+            f"   |R0| {result.num_original} -> |R*| {result.num_compressed}; merged pairs "
+            f"{len(found)}, planted recovered {len(hit)}/{len(truth)}: "
+            f"precision {precision:.3f} recall {recall:.3f}"
+        )
+        for theta in args.theta_grid:
+            res_t, _ = _scos(pk.kg, module, cfg, theta_base=theta)
+            f_t = merged_pairs(res_t)
+            h_t = len(f_t & truth)
+            print(
+                f"   theta_base {theta:.2f}: merged pairs {len(f_t)}, precision "
+                f"{h_t / len(f_t) if f_t else 1.0:.3f} recall {h_t / len(truth):.3f}"
+            )
+        for a, b in sorted(truth - found):
+            print("   missed  " + _signals_line(pk.kg, a, b, module, result))
+        for a, b in sorted(found - truth):
+            print("   wrong   " + _signals_line(pk.kg, a, b, module, result))
+        if not args.skip_unmodified:
+            base, _ = _fit(kg, cfg, args.seed, args.epochs)
+            res0, _ = _scos(kg, base, cfg)
+            print(
+                f"   unmodified {name}: |R0| {res0.num_original} -> |R*| "
+                f"{res0.num_compressed}, {len(res0.report)} merges"
+            )
+            for m in res0.report:
+                print(
+                    f"      {'+'.join(m.left)} <- {'+'.join(m.right)}: sim {m.similarity:.3f} "
+                    f">= {m.threshold:.3f} (NMI {m.nmi:.2f} J {m.jaccard:.2f} "
+                    f"cos {m.cosine:.2f})"
+                )
+        sys.stdout.flush()
+    print(f"planted_min precision={worst_p:.3f} recall={worst_r:.3f}")
 
 
 def timing(args: argparse.Namespace) -> None:
@@ -153,9 +292,23 @@ def main() -> None:
     q.add_argument("--synthetic", action="store_true")
     q.add_argument("--epochs", type=int, default=100)
     q.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("planted")
+    p.add_argument("--data", nargs="*", default=["pql2h", "pql3h"])
+    p.add_argument("--synthetic-triples", type=int, default=130_000, help="0: no synthetic graph")
+    p.add_argument("--k", type=int, default=30, help="planted synonyms per KB")
+    p.add_argument("--min-triples", type=int, default=20)
+    p.add_argument("--seed", type=int, default=0, help="1 to choose settings, 0 to report")
+    p.add_argument("--epochs", type=int, default=None, help="default: the config's")
+    p.add_argument("--skip-unmodified", action="store_true")
+    p.add_argument(
+        "--theta-grid", type=float, nargs="*", default=[], help="also print P/R at these theta_base"
+    )
+    p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. scos.theta_base=0.6")
     args = parser.parse_args()
     if args.command == "timing":
         timing(args)
+    elif args.command == "planted":
+        planted(args)
     else:
         quality(args)
 

@@ -1,9 +1,14 @@
 """Versioned artifact directories of the offline stages (TransE + SCOS, GAT).
 
-Each stage writes into ``<dataset artifact dir>/<kind>-<key>/`` where ``key`` hashes the
-configuration that produced it (so two configurations never overwrite each other) and then
-records that directory as the latest of its kind in ``<kind>.latest``.  Later stages and
-``evaluate.py`` use an explicit directory when given, else the latest one.
+Each stage writes into ``<root>/<kind>-<key>/`` where ``key`` hashes the configuration that
+produced it (so two configurations never overwrite each other) and then records that
+directory as the latest of its kind in the dataset's ``<kind>.latest`` (a path relative to
+the dataset's artifact directory).  Later stages and ``evaluate.py`` use an explicit
+directory when given, else the latest one.  ``root`` is the dataset's artifact directory for
+the GAT (trained on its questions) and, for TransE + SCOS, which depend on the graph only,
+``<artifacts>/kg/<kg fingerprint>/`` (:func:`kg_store`), so a second question file over the
+same KG reuses them.  (Entity-name embeddings are cached by text under ``cache_dir``, so they
+are shared too.)
 """
 
 from __future__ import annotations
@@ -37,11 +42,17 @@ def stage_dir(root: Path, kind: str, key: str) -> Path:
     return Path(root) / f"{kind}-{key}"
 
 
+def kg_store(artifacts_root: Path, kg: KnowledgeGraph) -> Path:
+    """``<artifacts_root>/kg/<kg fingerprint>/``: artifacts that depend on the graph alone."""
+    return Path(artifacts_root) / "kg" / kg.fingerprint()
+
+
 def mark_latest(root: Path, kind: str, directory: Path) -> None:
-    """Record ``directory`` as the latest ``kind`` artifact (atomic replace)."""
+    """Record ``directory`` (relative to ``root``) as the latest ``kind`` artifact (atomic)."""
     pointer = Path(root) / f"{kind}.latest"
+    pointer.parent.mkdir(parents=True, exist_ok=True)
     tmp = pointer.with_name(f".{pointer.name}.tmp")
-    tmp.write_text(Path(directory).name + "\n", encoding="utf-8")
+    tmp.write_text(os.path.relpath(directory, root) + "\n", encoding="utf-8")
     os.replace(tmp, pointer)
 
 
@@ -50,7 +61,7 @@ def latest(root: Path, kind: str) -> Path | None:
     pointer = Path(root) / f"{kind}.latest"
     if not pointer.is_file():
         return None
-    directory = Path(root) / pointer.read_text(encoding="utf-8").strip()
+    directory = Path(os.path.normpath(Path(root) / pointer.read_text(encoding="utf-8").strip()))
     if not directory.is_dir():
         raise FileNotFoundError(
             f"{pointer} points to {directory.name}, which does not exist; re-run train.py"

@@ -224,7 +224,7 @@ class LOKG:
 
             def graph_of(q: Question):
                 kg = datamodule.question_graph(q.id)
-                return kg if scos is None else kg.with_relations(scos.mapping, scos.relations)
+                return kg if scos is None else scos.apply(kg)
 
             def build(kg):
                 return make_retriever(

@@ -31,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 from lokg.artifacts import (
     GraphArtifacts,
     config_key,
+    kg_store,
     load_graph_artifacts,
     mark_latest,
     stage_dir,
@@ -41,11 +42,15 @@ from lokg.kg.graph import KnowledgeGraph
 log = logging.getLogger(__name__)
 
 
-def merged_relation_embeddings(embeddings: np.ndarray, mapping: np.ndarray) -> np.ndarray:
-    """``[R*, d]``: a merged cluster's embedding is the mean of its members' (Sec. 2.3)."""
+def merged_relation_embeddings(
+    embeddings: np.ndarray, mapping: np.ndarray, direction: np.ndarray | None = None
+) -> np.ndarray:
+    """``[R*, d]``: a merged cluster's embedding is the mean of its members' (Sec. 2.3); a
+    member stored as the inverse (``direction`` -1, ``scos.merge_inverse``) counts as -e_r."""
     num = int(mapping.max()) + 1 if len(mapping) else 0
     sums = np.zeros((num, embeddings.shape[1]), dtype=np.float64)
-    np.add.at(sums, mapping, embeddings)
+    signed = embeddings if direction is None else embeddings * direction[:, None]
+    np.add.at(sums, mapping, signed)
     counts = np.bincount(mapping, minlength=num)[:, None]
     return (sums / counts).astype(np.float32)
 
@@ -127,6 +132,29 @@ def restore_best_checkpoint(model: pl.LightningModule, trainer: pl.Trainer) -> E
     )
 
 
+def scos_stage_dir(cfg: DictConfig, datamodule, seed: int) -> Path:
+    """Where TransE + SCOS for this graph and config live: ``<artifacts>/kg/<kg fp>/scos-<key>``.
+
+    The key hashes what the result depends on: the model, epochs, SCOS settings, seed and the
+    held-out triple split (fraction and seed) -- not the questions, so every question file
+    over the same KG finds the same directory.
+    """
+    split = {"triple_val_fraction": datamodule.triple_val_fraction, "seed": datamodule.split_seed}
+    key = config_key(cfg.model, cfg.trainer.get("max_epochs"), cfg.scos, seed, split)
+    return stage_dir(kg_store(datamodule.artifacts_root, datamodule.kg), "scos", key)
+
+
+def reuse_scos_stage(cfg: DictConfig, datamodule, seed: int) -> Path | None:
+    """The finished TransE + SCOS artifact of this graph and config, marked as the dataset's
+    latest, or ``None`` when there is none yet (then train)."""
+    out = scos_stage_dir(cfg, datamodule, seed)
+    if not (out / "scos" / "scos.json").is_file():
+        return None
+    mark_latest(datamodule.artifact_dir, "scos", out)
+    log.info("SCOS artifacts reused: %s", out)
+    return out
+
+
 def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed: int) -> Path:
     """SCOS on the fitted TransE: write ``scos-<key>/`` under the dataset's artifacts.
 
@@ -143,16 +171,20 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
     exported = restore_best_checkpoint(model, trainer)
     print(exported.describe("TransE"), flush=True)
     embeddings = model.relation_embeddings()
-    result = compress(datamodule.kg, embeddings, OmegaConf.to_container(cfg.scos, resolve=True))
+    result = compress(
+        datamodule.kg,
+        embeddings,
+        OmegaConf.to_container(cfg.scos, resolve=True),
+        entity_embeddings=model.entity_embeddings(),
+    )
     print(result.format_report().splitlines()[0], flush=True)
-    key = config_key(cfg.model, cfg.trainer.get("max_epochs"), cfg.scos, seed)
-    out = stage_dir(datamodule.artifact_dir, "scos", key)
+    out = scos_stage_dir(cfg, datamodule, seed)
     with atomic_directory(out) as tmp:
         result.save(tmp / "scos")
         np.save(tmp / "relation_embeddings.npy", embeddings)
         np.save(
             tmp / "relation_embeddings_merged.npy",
-            merged_relation_embeddings(embeddings, result.mapping),
+            merged_relation_embeddings(embeddings, result.mapping, result.directions),
         )
         if exported.checkpoint is not None:
             shutil.copy(exported.checkpoint, tmp / "transe.ckpt")

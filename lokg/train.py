@@ -99,6 +99,19 @@ def run(cfg: DictConfig) -> dict:
     hparams["seed"] = seed
     for lg in loggers:
         lg.log_hyperparams(hparams)
+    reuse = (
+        isinstance(model, TransEModule)
+        and cfg.get("scos") is not None
+        and cfg.train
+        and not cfg.get("ckpt_path")
+        and not trainer.fast_dev_run
+    )
+    if reuse and (scos_dir := stages.reuse_scos_stage(cfg, datamodule, seed)) is not None:
+        # TransE + SCOS depend on the graph only: another question file over it reuses them
+        print(f"TransE + SCOS of this graph and config already trained: {scos_dir}", flush=True)
+        result.update(metrics={}, scos_dir=scos_dir, trainer=trainer, model=model)
+        result["datamodule"] = datamodule
+        return result
     if cfg.train:
         trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
     metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}

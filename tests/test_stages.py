@@ -108,8 +108,15 @@ def test_scos_stage_exports_the_best_transe_epoch(
     )
     assert not torch.allclose(best, last)  # the run did move on after epoch 0
 
-    dm = SimpleNamespace(kg=kg, artifact_dir=tmp_path / "artifacts")
+    dm = SimpleNamespace(
+        kg=kg,
+        artifact_dir=tmp_path / "artifacts" / "data" / "family",
+        artifacts_root=tmp_path / "artifacts",
+        triple_val_fraction=0.05,
+        split_seed=0,
+    )
     out = run_scos_stage(make_cfg("train"), dm, model, trainer, seed=0)
+    assert out.parent == tmp_path / "artifacts" / "kg" / kg.fingerprint()  # keyed by the KG
 
     exported = np.load(out / "relation_embeddings.npy")
     np.testing.assert_array_equal(exported, weights.states[epoch]["model.relation.weight"].numpy())

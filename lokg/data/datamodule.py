@@ -26,6 +26,7 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader
 
+from lokg.data.loaders import triple_batches
 from lokg.data.sources import DatasetSource, RawDataset
 from lokg.data.splits import SPLITS, check_split_settings, split_questions
 from lokg.errors import InputError
@@ -252,12 +253,7 @@ class KGQADataModule(pl.LightningDataModule):
         self._require_setup()
         if self.items == "triples":
             data = self.train_triples if split == "train" else self.val_triples
-            return DataLoader(
-                data,
-                batch_size=self.batch_size,
-                shuffle=shuffle,
-                num_workers=self.num_workers,
-            )
+            return triple_batches(data, self.batch_size, shuffle)  # one gather per batch
         return DataLoader(
             self.questions[split],
             batch_size=self.batch_size,

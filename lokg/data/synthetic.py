@@ -6,7 +6,8 @@ seconds.
 
 Model:
     * every entity gets a type ``T0..T{k-1}`` (stored in ``attributes.types``);
-    * every *base* relation has a domain type, a range type and a range size ``m_r`` (it only
+    * every *base* relation has a domain type, a range type (a pair no other base relation
+      has, while ``num_types ** 2 >= `` base relations) and a range size ``m_r`` (it only
       reaches the ``m_r`` most popular entities of its range type, so base relations differ in
       tail entropy H(r) of Eq. (4), like "gender" versus "related to");
     * relation frequencies follow Zipf's law; heads and tails are drawn inside their type with
@@ -24,7 +25,7 @@ import numpy as np
 
 from lokg.kg.graph import EntityAttributes, KnowledgeGraph, Vocabulary
 
-__all__ = ["SyntheticKG", "make_synthetic_kg"]
+__all__ = ["PlantedKG", "SyntheticKG", "make_synthetic_kg", "plant_synonyms", "synonym_label"]
 
 _MAX_ROUNDS = 20
 
@@ -46,6 +47,90 @@ class SyntheticKG:
     def synonym_pair_set(self) -> set[tuple[int, int]]:
         """The planted pairs as unordered ``(min id, max id)`` tuples."""
         return {(int(min(a, b)), int(max(a, b))) for a, b in self.synonym_pairs}
+
+
+@dataclass
+class PlantedKG:
+    """A real graph with planted synonymous relations (:func:`plant_synonyms`).
+
+    Attributes:
+        kg: the modified graph: the original relations keep their ids, the planted synonyms
+            get ids ``R0 .. R0 + k - 1`` (same entity vocabulary and ids).
+        synonym_pairs: ``[k, 2]`` int64 relation ids ``(base, planted synonym)``.
+        shares: ``[k]`` share of the base relation's triples moved to its synonym.
+    """
+
+    kg: KnowledgeGraph
+    synonym_pairs: np.ndarray
+    shares: np.ndarray
+
+    def synonym_pair_set(self) -> set[tuple[int, int]]:
+        """The planted pairs as unordered ``(min id, max id)`` tuples."""
+        return {(int(min(a, b)), int(max(a, b))) for a, b in self.synonym_pairs}
+
+
+def synonym_label(label: str, taken: set[str] | Vocabulary) -> str:
+    """A plausible new name for a synonym of relation ``label``, not already in ``taken``.
+
+    The domain part of a Freebase-style name is kept and the property is renamed
+    (``people.person.nationality`` -> ``people.person.nationality_alias``), as a second
+    import of the same property under another name would look.
+    """
+    for i in range(1000):
+        name = f"{label}_alias" if i == 0 else f"{label}_alias{i + 1}"
+        if name not in taken:
+            return name
+    raise ValueError(f"no free synonym name for relation {label!r}")
+
+
+def plant_synonyms(
+    kg: KnowledgeGraph,
+    num_synonyms: int = 30,
+    min_triples: int = 20,
+    share: tuple[float, float] = (0.3, 0.7),
+    seed: int = 0,
+) -> PlantedKG:
+    """Plant ``num_synonyms`` synonymous relations in a real graph.
+
+    Picks ``num_synonyms`` relations with at least ``min_triples`` triples uniformly at
+    random and moves a random share (uniform in ``share``) of each one's triples to a new
+    relation named by :func:`synonym_label`.  Entity ids, triple order and every other
+    relation are unchanged, so ``(base, synonym)`` is exactly what SCOS should merge.
+
+    Raises:
+        ValueError: when fewer than ``num_synonyms`` relations have ``min_triples`` triples.
+    """
+    lo, hi = share
+    if not 0.0 < lo <= hi < 1.0:
+        raise ValueError(f"plant_synonyms: share must satisfy 0 < lo <= hi < 1, got {share}")
+    counts = kg.relation_counts
+    eligible = np.flatnonzero(counts >= min_triples)
+    if len(eligible) < num_synonyms:
+        raise ValueError(
+            f"plant_synonyms: graph {kg.name!r} has {len(eligible)} relations with >= "
+            f"{min_triples} triples, fewer than num_synonyms={num_synonyms}"
+        )
+    rng = np.random.default_rng(seed)
+    base = np.sort(rng.choice(eligible, size=num_synonyms, replace=False))
+    shares = rng.uniform(lo, hi, num_synonyms)
+    R0 = kg.num_relations
+    syn_of_base = np.full(R0, -1)
+    syn_of_base[base] = np.arange(num_synonyms)
+    triples = kg.triples_np.copy()
+    k = syn_of_base[triples[:, 1]]  # [T] synonym slot of each triple's relation, or -1
+    move = (k >= 0) & (rng.random(len(triples)) < shares[np.maximum(k, 0)])
+    triples[move, 1] = R0 + k[move]
+    labels = list(kg.relations.labels)
+    taken = set(labels)
+    for b in base.tolist():
+        name = synonym_label(labels[b], taken)
+        taken.add(name)
+        labels.append(name)
+    planted = KnowledgeGraph(
+        kg.entities, Vocabulary(labels), triples, kg.attributes, name=f"{kg.name}+planted"
+    )
+    pairs = np.stack([base, R0 + np.arange(num_synonyms)], 1).astype(np.int64)
+    return PlantedKG(kg=planted, synonym_pairs=pairs, shares=shares)
 
 
 def _check_positive(**values: float) -> None:
@@ -121,8 +206,15 @@ def make_synthetic_kg(
     global_cdf = np.repeat(np.arange(num_types), type_count) + local_cdf
 
     # Base relations: domain, range, range size m_r (log-uniform in [2, |range type|]).
-    dom = rng.integers(0, num_types, n_base)
-    rng_type = rng.integers(0, num_types, n_base)
+    # Distinct (domain, range) type pairs while there are enough of them: two base relations
+    # with the same pair (and range size) would be draws of one distribution, synonyms that
+    # no signal can tell apart, not planted but merged (issue 10's precision would then
+    # measure the generator).
+    if num_types * num_types >= n_base:
+        pair = rng.choice(num_types * num_types, size=n_base, replace=False)
+    else:
+        pair = rng.integers(0, num_types * num_types, n_base)
+    dom, rng_type = pair // num_types, pair % num_types
     full = type_count[rng_type]
     m = np.exp(rng.uniform(np.log(2.0), np.log(np.maximum(full, 2)), n_base))
     m = np.clip(np.round(m).astype(np.int64), 1, full)

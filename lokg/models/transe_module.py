@@ -18,6 +18,7 @@ import pytorch_lightning as pl
 import torch
 from torchmetrics import MeanMetric
 
+from lokg.data.loaders import triple_batches
 from lokg.models.components.transe import (
     FilterIndex,
     NegativeSampler,
@@ -25,7 +26,11 @@ from lokg.models.components.transe import (
     filtered_ranks,
 )
 
-__all__ = ["TransEModule", "relation_embeddings_from_checkpoint"]
+__all__ = [
+    "TransEModule",
+    "fit_transe",
+    "relation_embeddings_from_checkpoint",
+]
 
 _VOCAB_KEYS = ("num_entities", "num_relations", "dim")
 
@@ -153,6 +158,10 @@ class TransEModule(pl.LightningModule):
         """``[R, d]`` relation embeddings for SCOS (Eq. (3)) and the GAT (Eq. (7))."""
         return self.model.relation.weight.detach().cpu().numpy().copy()
 
+    def entity_embeddings(self) -> np.ndarray:
+        """``[E, d]`` entity embeddings (SCOS's learned entity types, ``entity_types=transe``)."""
+        return self.model.entity.weight.detach().cpu().numpy().copy()
+
 
 def relation_embeddings_from_checkpoint(
     path: str | os.PathLike, num_relations: int | None = None
@@ -178,3 +187,31 @@ def relation_embeddings_from_checkpoint(
             f"{path}: checkpoint has {emb.shape[0]} relations, expected {num_relations}"
         )
     return emb
+
+
+def fit_transe(
+    triples: np.ndarray | torch.Tensor,
+    num_entities: int,
+    num_relations: int,
+    epochs: int = 100,
+    batch_size: int = 4096,
+    seed: int = 0,
+    **module_kwargs: Any,
+) -> TransEModule:
+    """Train a :class:`TransEModule` on every triple of a graph (no validation): the benches'
+    way to get SCOS's relation embeddings for a graph that is not a prepared dataset."""
+    pl.seed_everything(seed, workers=True)
+    triples = torch.as_tensor(np.asarray(triples), dtype=torch.long)
+    module = TransEModule(num_entities, num_relations, **module_kwargs)
+    module.attach_triples(train_triples=triples)
+    trainer = pl.Trainer(
+        max_epochs=epochs,
+        accelerator="cpu",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+    )
+    trainer.fit(module, triple_batches(triples, batch_size, shuffle=True, seed=seed))
+    return module

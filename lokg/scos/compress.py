@@ -19,7 +19,8 @@ import numpy as np
 from lokg.kg.atomic import atomic_directory, read_versioned_json
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.scos.config import SCOSConfig
-from lokg.scos.entity_types import entity_types
+from lokg.scos.entity_types import entity_types, resolve_entity_types
+from lokg.scos.inverse import InverseRecord, find_inverse_pairs
 from lokg.scos.merge import MergeRecord, greedy_merge
 
 __all__ = ["SCOSResult", "compress", "information_density"]
@@ -58,6 +59,9 @@ class SCOSResult:
         original_relations: the R0 vocabulary.
         config: the SCOS settings used.
         source_fingerprint: fingerprint of the original graph.
+        direction: ``[R0]`` +1, or -1 for a relation stored as the inverse of its cluster
+            (``scos.merge_inverse``; ``None``: all +1).
+        inverse_report: the inverse merges, reported apart from the synonym merges.
     """
 
     mapping: np.ndarray
@@ -69,6 +73,21 @@ class SCOSResult:
     original_relations: Vocabulary
     config: dict[str, Any] = field(default_factory=dict)
     source_fingerprint: str = ""
+    direction: np.ndarray | None = None
+    inverse_report: list[InverseRecord] = field(default_factory=list)
+
+    @property
+    def directions(self) -> np.ndarray:
+        """``[R0]`` int64 direction flags (+1 everywhere unless inverse pairs merged)."""
+        if self.direction is None:
+            return np.ones(len(self.mapping), dtype=np.int64)
+        return self.direction
+
+    def apply(self, kg: KnowledgeGraph) -> KnowledgeGraph:
+        """phi applied to a graph over the same relation vocabulary R0 (e.g. a question's
+        subgraph): relations relabelled, triples of flipped relations reversed, duplicates
+        dropped."""
+        return apply_mapping(kg, self.mapping, self.directions, self.relations)
 
     @property
     def num_original(self) -> int:
@@ -100,7 +119,17 @@ class SCOSResult:
             f"SCOS ({self.config.get('mode', '?')}): |R0| = {self.num_original} -> "
             f"|R*| = {self.num_compressed}, {len(self.report)} merges, "
             f"L_info = {self.info_loss:.4f}, rho_hat = {self.rho_hat:.4f}"
+            + (
+                f"; entity types: {self.config['entity_types_used']}"
+                if "entity_types_used" in self.config
+                else ""
+            )
         ]
+        for inv in self.inverse_report:
+            lines.append(
+                f"   inverse: {inv.flipped} stored as the inverse of {inv.kept} "
+                f"(mirrored Jaccard {inv.mirrored_jaccard:.3f})"
+            )
         for m in self.report:
             lines.append(
                 f"{m.step:4d}. {{{', '.join(m.left)}}} + {{{', '.join(m.right)}}}: "
@@ -116,6 +145,8 @@ class SCOSResult:
         directory = Path(directory)
         with atomic_directory(directory) as tmp:
             np.save(tmp / "mapping.npy", self.mapping.astype(np.int64))
+            if self.direction is not None:
+                np.save(tmp / "direction.npy", self.direction.astype(np.int64))
             meta = {
                 "format_version": _FORMAT_VERSION,
                 "config": self.config,
@@ -126,6 +157,7 @@ class SCOSResult:
                 "merges": [m.to_json() for m in self.report],
                 "source_fingerprint": self.source_fingerprint,
                 "compressed_fingerprint": self.kg.fingerprint(),
+                "inverse_merges": [m.to_json() for m in self.inverse_report],
             }
             (tmp / "scos.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
             (tmp / "report.txt").write_text(self.format_report(), encoding="utf-8")
@@ -158,7 +190,25 @@ class SCOSResult:
             original_relations=original,
             config=meta["config"],
             source_fingerprint=meta.get("source_fingerprint", ""),
+            direction=np.load(directory / "direction.npy")
+            if (directory / "direction.npy").is_file()
+            else None,
+            inverse_report=[InverseRecord(**m) for m in meta.get("inverse_merges", [])],
         )
+
+
+def apply_mapping(
+    kg: KnowledgeGraph, mapping: np.ndarray, direction: np.ndarray, relations: Vocabulary
+) -> KnowledgeGraph:
+    """Relabel ``kg``'s relations through ``mapping`` after reversing the triples of the
+    relations whose ``direction`` is -1 (deduplicated, entity ids unchanged)."""
+    if (direction > 0).all():
+        return kg.with_relations(mapping, relations)
+    tri = kg.triples_np.copy()
+    flip = direction[tri[:, 1]] < 0
+    tri[flip] = tri[flip][:, [2, 1, 0]]
+    flipped = KnowledgeGraph(kg.entities, kg.relations, tri, kg.attributes, kg.name)
+    return flipped.with_relations(mapping, relations)
 
 
 def _coerce_config(cfg: SCOSConfig | Mapping[str, Any] | None, overrides: dict) -> SCOSConfig:
@@ -171,6 +221,7 @@ def compress(
     kg: KnowledgeGraph,
     relation_embeddings: np.ndarray | None,
     cfg: SCOSConfig | Mapping[str, Any] | None = None,
+    entity_embeddings: np.ndarray | None = None,
     **overrides: Any,
 ) -> SCOSResult:
     """Run SCOS on ``kg`` (Section 2.3).
@@ -180,12 +231,15 @@ def compress(
         relation_embeddings: ``[R0, d]`` TransE relation embeddings (a tensor is accepted);
             may be ``None`` only with ``mode="off"``.
         cfg: :class:`SCOSConfig` or a mapping of its keys (e.g. the Hydra ``scos`` node).
+        entity_embeddings: ``[E, d]`` TransE entity embeddings, for learned entity types
+            (``entity_types=transe``, or ``auto`` on a graph without types or domains).
         overrides: individual keys overriding ``cfg``.
 
     Returns:
         :class:`SCOSResult`; with ``mode="off"`` phi is the identity and G* equals G.
     """
     config = _coerce_config(cfg, overrides)
+    recorded = config.to_dict()
     R = kg.num_relations
     if config.mode == "off":
         labels = np.arange(R)
@@ -199,7 +253,20 @@ def compress(
             )
         if hasattr(relation_embeddings, "detach"):
             relation_embeddings = relation_embeddings.detach().cpu().numpy()
-        types = entity_types(kg, config.type_source, config.type_relation)
+        if hasattr(entity_embeddings, "detach"):
+            entity_embeddings = entity_embeddings.detach().cpu().numpy()
+        used_types = config.entity_types
+        if used_types == "auto":
+            used_types = resolve_entity_types(
+                kg, config.type_relation, entity_embeddings is not None
+            )
+        types = entity_types(
+            kg,
+            used_types,
+            config.type_relation,
+            entity_embeddings=entity_embeddings,
+            num_types=config.num_entity_types,
+        )
         outcome = greedy_merge(
             kg,
             np.asarray(relation_embeddings, dtype=np.float64),
@@ -209,6 +276,7 @@ def compress(
             config.epsilon,
         )
         labels, merges, total_entropy = outcome.labels, outcome.merges, outcome.total_entropy
+        recorded["entity_types_used"] = used_types
 
     # Canonical ids: clusters in order of their smallest original id; a cluster is named
     # after its member with the most triples (ties: smallest id).
@@ -218,6 +286,15 @@ def compress(
     relations = Vocabulary([kg.relations.label(int(r)) for r in first])
     mapping = mapping.astype(np.int64)
     compressed = kg if config.mode == "off" else kg.with_relations(mapping, relations)
+    direction, inverse = None, []
+    if config.merge_inverse and config.mode != "off":
+        partner, flip, inverse = find_inverse_pairs(compressed, config.theta_base)
+        if inverse:  # R* -> R**: a flipped cluster joins its partner, ids stay in order
+            roots2, second = np.unique(partner, return_inverse=True)
+            relations = Vocabulary([relations.label(int(r)) for r in roots2])
+            direction = flip[mapping].astype(np.int64)
+            mapping = second[mapping].astype(np.int64)
+            compressed = apply_mapping(kg, mapping, direction, relations)
     info_loss, rho_hat = information_density(merges, total_entropy, R, len(relations))
     return SCOSResult(
         mapping=mapping,
@@ -227,6 +304,8 @@ def compress(
         info_loss=info_loss,
         rho_hat=rho_hat,
         original_relations=kg.relations,
-        config=config.to_dict(),
+        config=recorded,
         source_fingerprint=kg.fingerprint(),
+        direction=direction,
+        inverse_report=inverse,
     )

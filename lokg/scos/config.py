@@ -6,13 +6,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-__all__ = ["MODES", "TYPE_SOURCES", "SCOSConfig"]
+__all__ = ["ENTITY_TYPES", "MODES", "SCOSConfig"]
 
 #: ``greedy``: Section 2.3's greedy hierarchical merging; ``off``: identity mapping (ablation
 #: "w/o SCOS").
 MODES = ("greedy", "off")
 #: Where entity types for the NMI term of Eq. (3) come from (see :mod:`lokg.scos.entity_types`).
-TYPE_SOURCES = ("auto", "attributes", "relation", "signature")
+ENTITY_TYPES = ("auto", "attributes", "relation", "domain", "transe", "signature", "none")
 
 
 @dataclass
@@ -24,25 +24,32 @@ class SCOSConfig:
         weights: fusion weights ``(w1, w2, w3)`` of Eq. (3) for NMI, Jaccard and cosine.
         theta_base: base threshold of Eq. (5).
         epsilon: adaptive coefficient of Eq. (5).
-        type_source: one of :data:`TYPE_SOURCES`.
-        type_relation: label of a relation whose tail is an entity's type (``type_source``
+        entity_types: one of :data:`ENTITY_TYPES` (:func:`lokg.scos.entity_types.entity_types`).
+        type_relation: label of a relation whose tail is an entity's type (``entity_types``
             ``relation``, or ``auto`` when the graph has no type attribute).
+        num_entity_types: clusters of ``entity_types=transe`` (k-means on TransE entities).
+        merge_inverse: also merge inverse pairs with a direction flag (beyond the paper;
+            :mod:`lokg.scos.inverse`).
     """
 
     mode: str = "greedy"
     weights: tuple[float, float, float] = (0.40, 0.30, 0.30)
     theta_base: float = 0.75
     epsilon: float = 0.15
-    type_source: str = "auto"
+    entity_types: str = "auto"
     type_relation: str | None = None
+    num_entity_types: int = 32
+    merge_inverse: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"scos.mode={self.mode!r} is not one of {list(MODES)}")
-        if self.type_source not in TYPE_SOURCES:
+        if self.entity_types not in ENTITY_TYPES:
             raise ValueError(
-                f"scos.type_source={self.type_source!r} is not one of {list(TYPE_SOURCES)}"
+                f"scos.entity_types={self.entity_types!r} is not one of {list(ENTITY_TYPES)}"
             )
+        if self.num_entity_types < 1:
+            raise ValueError(f"scos.num_entity_types must be >= 1, got {self.num_entity_types}")
         weights = tuple(float(w) for w in self.weights)
         if len(weights) != 3 or any(w < 0 for w in weights) or sum(weights) <= 0:
             raise ValueError(
@@ -53,9 +60,9 @@ class SCOSConfig:
             raise ValueError(f"scos.theta_base must be in (0, 1], got {self.theta_base}")
         if self.epsilon < 0:
             raise ValueError(f"scos.epsilon must be >= 0, got {self.epsilon}")
-        if self.type_source == "relation" and not self.type_relation:
+        if self.entity_types == "relation" and not self.type_relation:
             raise ValueError(
-                "scos.type_source=relation needs scos.type_relation (a relation label)"
+                "scos.entity_types=relation needs scos.type_relation (a relation label)"
             )
 
     @classmethod

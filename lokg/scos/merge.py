@@ -28,10 +28,11 @@ from lokg.scos.similarity import (
     fused_similarity,
     jaccard,
     pair_keys_entropy,
+    type_nmi_similarity,
     type_pair_distribution,
 )
 
-__all__ = ["MergeOutcome", "MergeRecord", "greedy_merge"]
+__all__ = ["MergeOutcome", "MergeRecord", "PairSignals", "greedy_merge", "pair_signals"]
 
 #: Tolerance of the test ``sim >= theta`` (similarities are sums of rounded floats).
 _TOL = 1e-12
@@ -293,3 +294,53 @@ def greedy_merge(
                 ),
             )
     return MergeOutcome(labels=st.label.copy(), merges=merges, total_entropy=total_entropy)
+
+
+@dataclass
+class PairSignals:
+    """The three signals of Eq. (3), the fused similarity and the Eq. (5) threshold of one
+    pair of original relations (for reports of pairs that did *not* merge)."""
+
+    nmi: float
+    jaccard: float
+    cosine: float
+    similarity: float
+    threshold: float
+    entropy_left: float
+    entropy_right: float
+
+
+def pair_signals(
+    kg: KnowledgeGraph,
+    left: int,
+    right: int,
+    embeddings: np.ndarray,
+    types: np.ndarray,
+    weights: tuple[float, float, float] = (0.40, 0.30, 0.30),
+    theta_base: float = 0.75,
+    epsilon: float = 0.15,
+) -> PairSignals:
+    """Eq. (3)-(5) for relations ``left`` and ``right`` of ``kg``, computed directly."""
+    E = kg.num_entities
+    num_types = int(types.max(initial=-1)) + 1
+    tr = kg.unique_triples()
+    keys = [tr[tr[:, 1] == r][:, 0] * E + tr[tr[:, 1] == r][:, 2] for r in (left, right)]
+    ents = [np.union1d(k // E, k % E) for k in keys]
+    inter = len(np.intersect1d(ents[0], ents[1]))
+    jac = float(jaccard(np.array(inter), np.array(len(ents[0])), np.array(len(ents[1]))))
+    nmi = type_nmi_similarity(
+        type_pair_distribution(keys[0], E, types, num_types),
+        type_pair_distribution(keys[1], E, types, num_types),
+    )
+    emb = np.asarray(embeddings, dtype=np.float64)
+    cos = float(cosine_similarity(emb[[left]], emb[[right]])[0, 0])
+    h = [pair_keys_entropy(k, E) for k in keys]
+    return PairSignals(
+        nmi=nmi,
+        jaccard=jac,
+        cosine=cos,
+        similarity=float(fused_similarity(nmi, jac, cos, weights)),
+        threshold=float(adaptive_threshold(h[0], h[1], theta_base, epsilon)),
+        entropy_left=h[0],
+        entropy_right=h[1],
+    )

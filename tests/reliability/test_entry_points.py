@@ -45,7 +45,7 @@ def custom(kg_path: str) -> list[str]:
 CORPUS = [
     # config group typos, listing the options (were silently ignored under `optional`)
     ("scos-typo", "evaluate", ["scos=defualt"],
-     "Could not find 'scos/defualt'. Available options: default, off"),
+     "Could not find 'scos/defualt'. Available options: default, lokg, off"),
     ("experiment-typo", "evaluate", ["experiment=papr"],
      "Could not find 'experiment/papr'. Available options: lokg, paper,"),
     ("retriever-typo", "evaluate", ["retriever=taimrr"], "Could not find 'retriever/taimrr'"),
@@ -55,7 +55,7 @@ CORPUS = [
     ("ablation-typo", "evaluate", ["ablation=no_foo"], "Could not find 'ablation/no_foo'"),
     ("debug-typo", "evaluate", ["debug=fdrr"], "Could not find 'debug/fdrr'"),
     ("train-scos-typo", "train", ["scos=defualt"],
-     "In 'train': Could not find 'scos/defualt'. Available options: default, off"),
+     "In 'train': Could not find 'scos/defualt'. Available options: default, lokg, off"),
     ("train-experiment-typo", "train", ["experiment=papr"], "Could not find 'experiment/papr'"),
     ("train-retriever-typo", "train", ["retriever=taimrr"], "Could not find 'retriever/taimrr'"),
     ("train-llm-typo", "train", ["llm=gpt5"], "Could not find 'llm/gpt5'"),
@@ -211,7 +211,8 @@ def test_evaluate_py_with_a_config_typo_prints_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr == (
-        "error: In 'evaluate': Could not find 'scos/defualt'. Available options: default, off\n"
+        "error: In 'evaluate': Could not find 'scos/defualt'. "
+        "Available options: default, lokg, off\n"
     )
 
 

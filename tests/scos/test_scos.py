@@ -197,9 +197,9 @@ def test_bad_inputs_are_refused():
         compress(kg, None)
     with pytest.raises(ValueError, match=r"shape \[4, d\] for graph 'tiny', got \[3, 2\]"):
         compress(kg, np.zeros((3, 2)))
-    with pytest.raises(ValueError, match="type_source=attributes but graph 'kg' has no"):
+    with pytest.raises(ValueError, match="entity_types=attributes but graph 'kg' has no"):
         compress(
-            KnowledgeGraph.from_labeled_triples(TRIPLES), _embeddings(kg), type_source="attributes"
+            KnowledgeGraph.from_labeled_triples(TRIPLES), _embeddings(kg), entity_types="attributes"
         )
 
 
