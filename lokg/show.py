@@ -35,8 +35,9 @@ import numpy as np
 
 from lokg.errors import InputError
 from lokg.ittc.render import GRANULARITIES
-from lokg.ittc.value import triple_values
-from lokg.llm.prompt import answer_messages, answer_prompt_tokens
+from lokg.ittc.value import query_boost, triple_values
+from lokg.llm.accounting import messages_cl100k
+from lokg.llm.prompt import answer_messages
 from lokg.pipeline import NUM_BOOST_CANDIDATES
 
 __all__ = [
@@ -240,7 +241,7 @@ def evidence_view(output, encoder, configuration: str = "") -> EvidenceView:
         eq = {t.entity for t in ret.topics} | {a.entity for a in ret.answers[:NUM_BOOST_CANDIDATES]}
         _, _, costs = encoder.renderings(kg, cand)  # [N, K]
         values = triple_values(kg, cand, eq, encoder.betas, encoder.lambda_boost)  # [N, K]
-        boosted = values[:, -1] > encoder.betas[-1] * kg.relation_tail_entropy[cand[:, 1]] + 1e-12
+        boosted = query_boost(cand, eq, encoder.lambda_boost) > 1.0  # α(t) of Eq. (10)
     naive_costs = (
         encoder.tokenizer.count_many(encoder.renderer.naive_lines(kg, cand))
         if n and hasattr(encoder, "renderer")
@@ -293,13 +294,7 @@ def evidence_view(output, encoder, configuration: str = "") -> EvidenceView:
         prompt, sent = tuple(output.prompt), True
     else:  # extractive reader or a skipped call: the prompt an LLM reader would get
         prompt, sent = tuple(answer_messages(q.text, ctx.text)), False
-    prompt_tokens = int(output.accounting.get("prompt_tokens_cl100k", 0)) if sent else 0
-    if not prompt_tokens:
-        prompt_tokens = (
-            answer_prompt_tokens(q.text, ctx.text)
-            if not sent
-            else sum(encoder.tokenizer.count(m["content"]) for m in prompt)
-        )
+    prompt_tokens = messages_cl100k(prompt)  # as the client counts prompt_tokens_cl100k
     paths = tuple(
         PathRow(
             rank=r,

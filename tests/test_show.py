@@ -114,6 +114,8 @@ def test_costs_and_values_are_those_of_eq_9_and_add_up(pq2h):
     for i, row in enumerate(view.triples):
         for k, g in enumerate(GRANULARITIES):
             assert row.values[g] == pytest.approx(_hand_value(ret.kg, ids, i, k, eq, enc))
+        s, _, o = (int(x) for x in ret.kg.triples_np[ids[i]])
+        assert row.boosted == (s in eq or o in eq)  # α(t) = λ_boost of Eq. (10)
         assert row.granularity in GRANULARITIES
         assert row.cost == row.costs[row.granularity] == enc.tokenizer.count(row.line + "\n")
         assert row.value == row.values[row.granularity]
