@@ -30,7 +30,7 @@ import time
 
 import hydra
 import numpy as np
-from bench_taimr import RandomEncoder, _latency, synthetic_questions
+from bench_taimr import RandomEncoder, _latency, _retriever_settings, synthetic_questions
 
 from lokg.config import compose_config
 from lokg.data.synthetic import make_synthetic_kg
@@ -99,7 +99,8 @@ def main() -> None:
         f"{kg.num_relations} relations (generated in {gen_s:.1f} s)\n"
         f"  build {build_s:.1f} s = KnowledgeGraph {t_graph:.1f} s + H(r)/degrees "
         f"{t_stats:.1f} s + TAIMR retriever {t_retriever:.2f} s\n"
-        f"  query (TAIMR uniform, random encoder, n={len(qs)}, answers found {found}): "
+        f"  query ({_retriever_settings(cfg)}, random encoder, n={len(qs)}, answers found "
+        f"{found}): "
         + "  ".join(f"{k}={v:.1f}ms" for k, v in stats.items())
         + f"\n  peak RSS {out['peak_rss_gib']:.2f} GiB (after generating: {rss_gen:.2f} GiB); "
         f"1-min load average {out['load_avg_1min']:.1f} on {os.cpu_count()} CPUs",
