@@ -419,7 +419,7 @@ def render_html(view: EvidenceView) -> str:
         f"<tr><td>reader's answers</td><td>{_answers(v.answers, gold_set)}</td></tr>",
         f"<tr><td>gold answers</td><td>{', '.join(_e(g) for g in v.gold)}</td></tr>",
         "<tr><td>scores</td><td>"
-        + f"<span class='{'ok' if hit1 else 'no'}'>Hits@1 {v.scores.get('hits@1', 0):.0f}</span>"
+        + f"<span class='{'ok' if hit1 else 'no'}'>Hits@1 {v.scores.get('hits@1', 0):.2f}</span>"
         + "".join(f" · {_e(k)} {val:.2f}" for k, val in v.scores.items() if k != "hits@1")
         + "</td></tr>",
         f"<tr><td>topic entities</td><td>{', '.join(_e(t) for t in v.topics) or '—'}"
