@@ -26,6 +26,10 @@ def test_an_absent_bench_is_skipped_with_a_note(run_all, tmp_path):
     sec = run_all.Section("x", "Someone's bench", ["bench_not_here.py"], 10, owned=False)
     run_all.run_section(sec, tmp_path)
     assert sec.status == "skipped" and "not in this checkout" in sec.note
+    # a section planned as skipped (a command the bench lacks) is not run
+    planned = run_all.Section("y", "MCKP", ["bench_mckp.py"], 10, status="skipped", note="n/a")
+    run_all.run_section(planned, tmp_path)
+    assert planned.status == "skipped" and planned.output == "" and planned.note == "n/a"
 
 
 def test_report_from_a_real_mckp_run_and_hand_made_scale_rows(run_all, tmp_path):
