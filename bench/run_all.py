@@ -212,6 +212,26 @@ def plan() -> list[Section]:
     secs.append(
         Section("methods", "Retrieval latency (baselines)", ["bench_methods.py"], 900, owned=False)
     )
+    if not q:  # the learned walk against TAIMR (issue 14), retriever-only, on PQ-2H val
+        secs.append(
+            Section(
+                "retrieval",
+                "Learned retrieval vs TAIMR (bench_retrieval.py)",
+                [
+                    "bench_retrieval.py",
+                    "--data",
+                    "pq2h",
+                    "--split",
+                    "val",
+                    "--limit",
+                    "100",
+                    "--latency-n",
+                    "20",
+                ],
+                900,
+                owned=False,
+            )
+        )
     secs.append(
         Section(
             "scale1m",
