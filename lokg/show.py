@@ -631,6 +631,8 @@ def show(cfg) -> dict:
     if log_view(loggers, view, page):
         for lg in loggers:
             lg.finalize("success")
+            if hasattr(lg, "log_table"):  # W&B: this one-question run is complete
+                lg.experiment.finish()
     return {"page": page, "view": view}
 
 

@@ -151,8 +151,11 @@ def test_unknown_question_id_is_one_line_naming_the_key(pq2h):
 @pytest.mark.slow
 def test_show_logs_its_rows_to_wandb_offline(pq2h, monkeypatch):
     root, _, _ = pq2h
+    import wandb
+
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    wandb.finish()  # a run another test left open would be reused (and its directory)
     cfg = [*BASE[:-1], "logger=wandb", f"show={QID}", "budget=24"]
     evaluate(compose_config("evaluate", cfg, root))
     runs = sorted((root / "outputs" / "wandb").glob("offline-run-*"))
