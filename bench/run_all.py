@@ -125,6 +125,8 @@ def run_section(sec: Section, tmp: Path) -> None:
         "MKL_NUM_THREADS": os.environ.get("MKL_NUM_THREADS", "1"),
         "BENCH_QUICK": "1" if QUICK else "0",
         "PYTHONWARNINGS": "ignore",
+        # this checkout's lokg, whatever an installed (editable) lokg points at
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
     }
     print(f"[bench] {sec.title}: {' '.join(sec.argv)}", flush=True)
     t0 = time.perf_counter()

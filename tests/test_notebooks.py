@@ -24,8 +24,15 @@ def test_walkthrough_executes_on_the_bundled_data(tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     monkeypatch.setenv("LOKG_ROOT", str(tmp_path))
+    # the kernel starts in notebooks/: import this checkout's lokg, not another install's
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join([str(NOTEBOOKS.parent), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    )
+    nb_check = "import lokg, pathlib; print('lokg from', pathlib.Path(lokg.__file__).parent.parent)"
     monkeypatch.setenv("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", "1"))
     nb = nbformat.read(WALKTHROUGH, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(nb_check))
     client = nbclient.NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}
     )
@@ -38,3 +45,4 @@ def test_walkthrough_executes_on_the_bundled_data(tmp_path, monkeypatch):
     assert "candidate triples" in text and "S_final" in text
     assert "at B = 48:" in text and "tokens/q, coverage" in text
     assert "walkthrough ran in" in text
+    assert f"lokg from {NOTEBOOKS.parent}" in text
