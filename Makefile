@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 STAMP_DIR := $(VENV)/.stamps
 
-.PHONY: demo test lint format install install-test clean
+.PHONY: demo test lint format install install-test clean bench
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
@@ -56,6 +56,11 @@ format: $(STAMP_DIR)/install-test
 
 test: $(STAMP_DIR)/install-test lint
 	$(BIN)/pytest
+
+# Every bench, one generated report: bench/RESULTS.md (machine, commit, date in its header).
+# Full <= 30 min on 2 cores; BENCH_QUICK=1 make bench runs a <= 5 min subset.
+bench: $(STAMP_DIR)/install
+	$(PY) bench/run_all.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

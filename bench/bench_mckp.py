@@ -7,6 +7,7 @@ time (a fresh, uncached compile) and the first call of this process (served from
 ``cache=True`` on-disk cache when present).
 
     .venv/bin/python bench/bench_mckp.py [--budget 2048] [--sizes 20 200 2000] [--seed 0]
+        [--json FILE]   # also write the rows as JSON (make bench reads it)
 
 Instances: per item, compact cost ~ U[1, 2u] with u = max(1, B // (2N)), balanced and verbose
 each 1..u+1 tokens dearer, so that all-compact fits and all-verbose does not (a binding
@@ -16,6 +17,7 @@ budget); values v = β_k · α · H with H ~ U(0, 3), α ∈ {1, 3}, β = (0.5, 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import numba
@@ -51,6 +53,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=2048)
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 200, 2000])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default=None, help="also write the figures to this file")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     b = args.budget
@@ -71,7 +74,11 @@ def main() -> None:
     )
 
     print(f"\nB = {b}, K = 3")
-    print(f"{'N':>6} {'numba DP':>12} {'python DP':>12} {'ratio':>8} {'same':>5} {'greedy/DP':>10}")
+    rows = []
+    print(
+        f"{'N':>6} {'numba DP':>12} {'python DP':>12} {'ratio':>8} {'same':>5} "
+        f"{'greedy/DP':>10} {'greedy':>12}"
+    )
     for n in args.sizes:
         costs, values = instance(n, b, rng)
         fast = mckp.solve_dp(costs, values, b)
@@ -80,11 +87,21 @@ def main() -> None:
         slow = mckp.solve_dp_python(costs, values, b)
         t_slow = time.perf_counter() - t0
         greedy = mckp.solve_greedy(costs, values, b)
+        t_greedy = best_of(lambda c=costs, v=values: mckp.solve_greedy(c, v, b), 5)
         same = fast.choice.tolist() == slow.choice.tolist()
+        rows.append(
+            {"n": n, "budget": b, "numba_dp_ms": t_fast * 1e3, "python_dp_ms": t_slow * 1e3,
+             "greedy_ms": t_greedy * 1e3, "speedup": t_slow / t_fast, "same_choice": same,
+             "greedy_value_ratio": greedy.value / fast.value}
+        )  # fmt: skip
         print(
             f"{n:>6} {t_fast * 1e3:>9.3f} ms {t_slow * 1e3:>9.1f} ms {t_slow / t_fast:>7.0f}x "
-            f"{'yes' if same else 'NO':>5} {greedy.value / fast.value:>10.6f}"
+            f"{'yes' if same else 'NO':>5} {greedy.value / fast.value:>10.6f} "
+            f"{t_greedy * 1e3:>9.3f} ms"
         )
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"compile_s": compile_s, "first_call_ms": first * 1e3, "rows": rows}, f)
 
 
 if __name__ == "__main__":

@@ -113,6 +113,7 @@ class EvaluateConfig(_JobConfig):
     ablation: str = "full"
     scos_dir: str | None = None
     gat_dir: str | None = None
+    show: str | None = None
 
 
 def check_schema_keys(cfg: Any) -> None:

@@ -169,7 +169,14 @@ def recorded_ablation(cfg: DictConfig) -> str:
 
 
 def run(cfg: DictConfig) -> dict:
-    """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics."""
+    """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics.
+
+    ``show=<question id>``: write that question's evidence page instead (lokg.show).
+    """
+    if cfg.get("show") is not None:
+        from lokg.show import show
+
+        return show(cfg)
     configure_console(cfg.verbose)
     budget = check_budget(cfg.budget)
     check_budget_scope(cfg.budget_scope)

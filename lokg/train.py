@@ -124,7 +124,9 @@ def run(cfg: DictConfig) -> dict:
         trainer.test(model, datamodule=datamodule, ckpt_path=ckpt)
         metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
     result["metrics"] = metrics
-    if trainer.fast_dev_run:  # debug=fdr checks that things run; it publishes no artifacts
+    if not trainer.is_global_zero:  # trainer=ddp: the post-fit stages run once, on rank 0
+        log.info("rank %d: fit done; SCOS/GAT artifacts are written by rank 0", trainer.global_rank)
+    elif trainer.fast_dev_run:  # debug=fdr checks that things run; it publishes no artifacts
         log.info("fast_dev_run: SCOS/GAT artifacts are not written")
     elif isinstance(model, TransEModule) and cfg.get("scos") is not None:
         result["scos_dir"] = stages.run_scos_stage(cfg, datamodule, model, trainer, seed)

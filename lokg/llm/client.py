@@ -42,6 +42,7 @@ import openai
 from lokg.llm.accounting import CallLedger, Usage, cl100k_count, messages_cl100k
 from lokg.llm.cache import ResponseCache, cache_key
 from lokg.llm.errors import LLMCallFailed, LLMFatalError, MissingAPIKeyError
+from lokg.llm.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -267,6 +268,9 @@ class ChatClient:
         name: the reader's name in labels and messages (default: ``model``).
         retry_after_max_s: the longest wait honoured from a server's ``Retry-After``
             (a longer one is cut to this); used instead of the jittered backoff.
+        requests_per_minute: the most HTTP requests (retries included) begun per minute
+            through this client, spaced evenly (:class:`~lokg.llm.ratelimit.RateLimiter`);
+            None: no limit. Cache hits are not requests.
 
     Raises:
         MissingAPIKeyError: ``api_key_env`` is set but the variable is not.
@@ -296,6 +300,7 @@ class ChatClient:
         seed: int = 0,
         name: str | None = None,
         retry_after_max_s: float = 60.0,
+        requests_per_minute: float | None = None,
     ) -> None:
         if not model:
             raise ValueError("ChatClient: 'model' must be a non-empty model id")
@@ -338,6 +343,7 @@ class ChatClient:
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(self.max_concurrency)
+        self.rate = None if requests_per_minute is None else RateLimiter(requests_per_minute)
         self._client: openai.OpenAI | None = None
         self._client_lock = threading.Lock()
         #: client-wide totals: every call, whether answered by the API or the cache.
@@ -428,6 +434,10 @@ class ChatClient:
         with self._slots:
             if self._fatal is not None:  # another thread's call was fatal: send nothing
                 raise LLMFatalError(self._fatal)
+            if self.rate is not None:  # paced start, holding the slot: sends stay spaced
+                self.rate.acquire()
+                if self._fatal is not None:
+                    raise LLMFatalError(self._fatal)
             try:
                 raw = self._openai().chat.completions.with_raw_response.create(**kwargs)
                 body = raw.http_response.content

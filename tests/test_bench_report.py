@@ -1,0 +1,66 @@
+"""bench/run_all.py (``make bench``): the report's header, key figures and last line, built
+from sections run for real (a small MCKP bench) or absent (skipped with a note)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+@pytest.fixture(scope="module")
+def run_all():
+    spec = importlib.util.spec_from_file_location("lokg_bench_run_all", BENCH / "run_all.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_absent_bench_is_skipped_with_a_note(run_all, tmp_path):
+    sec = run_all.Section("x", "Someone's bench", ["bench_not_here.py"], 10, owned=False)
+    run_all.run_section(sec, tmp_path)
+    assert sec.status == "skipped" and "not in this checkout" in sec.note
+    # a section planned as skipped (a command the bench lacks) is not run
+    planned = run_all.Section("y", "MCKP", ["bench_mckp.py"], 10, status="skipped", note="n/a")
+    run_all.run_section(planned, tmp_path)
+    assert planned.status == "skipped" and planned.output == "" and planned.note == "n/a"
+
+
+def test_report_from_a_real_mckp_run_and_hand_made_scale_rows(run_all, tmp_path):
+    mckp = run_all.Section("mckp", "MCKP", ["bench_mckp.py", "--sizes", "20", "200"], 300,
+                           json_name="mckp")  # fmt: skip
+    run_all.run_section(mckp, tmp_path)
+    assert mckp.status == "ok", mckp.output
+    rows = {r["n"]: r for r in mckp.data["rows"]}
+    assert set(rows) == {20, 200} and all(r["same_choice"] for r in rows.values())
+    # the speed-up is the ratio of the two timings measured in that run
+    r200 = rows[200]
+    assert r200["speedup"] == pytest.approx(r200["python_dp_ms"] / r200["numba_dp_ms"])
+    scale = {"build_s": 70.5, "peak_rss_gib": 1.77, "cold_p50_ms": 30.0, "warm_p50_ms": 8.0}
+    s1 = run_all.Section("scale1m", "Scale: 1M", ["bench_scale.py"], 1, status="ok",
+                         data={**scale, "build_s": 7.05, "peak_rss_gib": 0.59})  # fmt: skip
+    s10 = run_all.Section("scale10m", "Scale: 10M | big", ["bench_scale.py"], 1, status="ok",
+                          data=scale)  # fmt: skip
+    absent = run_all.Section("methods", "Baselines", ["bench_methods.py"], 1, status="skipped")
+    secs = [mckp, s1, s10, absent]
+    figs = run_all.figures({s.key: s for s in secs})
+    meta = {"machine": "M", "load": "L", "gpu": "none", "commit": "abc123", "date": "D",
+            "software": "S"}  # fmt: skip
+    text = run_all.render(meta, secs, figs, 60.0)
+    assert "- **commit**: abc123" in text and "- **date**: D" in text
+    # 3 MCKP figures per size, 3 per scale size, and the 1M -> 10M growth (10.0x build)
+    assert len(figs) == 2 * 3 + 2 * 3 + 1
+    assert "| scale growth 1M → 10M: build / RSS / cold p50 (×) | 10.0 / 3.0 / 1.0 |" in text
+    assert "Scale: 10M \\| big" in text  # a | inside a table cell is escaped
+    last = text.rstrip().splitlines()[-1]
+    assert last == (
+        f"bench: {len(figs)} figures, mckp_speedup={r200['speedup']:.0f}, "
+        "scale10m_build_s=70.5, scale10m_rss_gib=1.77"
+    )
+    assert re.search(r"\| Baselines \| .* \| skipped", text)
