@@ -116,7 +116,8 @@ def main() -> int:
             if want is not None:
                 dm0 = load_datamodule(compose(data))
                 extra = [f"retriever.model_dir={walk_model_dir(dm0.artifact_dir, want)}"]
-            label = [f"method='{row}'", f"configuration=bench:{row.replace(' ', '_').replace(',', '')}"]
+            slug = row.replace(" ", "_").replace(",", "")
+            label = [f"method='{row}'", f"configuration=bench:{slug}"]
             ov = [*base, *overrides, *extra, f"split={args.split}", *label]
             if args.limit:
                 ov.append(f"limit={args.limit}")
