@@ -49,6 +49,16 @@ def answer_template(name: str = "answer") -> Template:
     return Template(resources.files("lokg.llm").joinpath("prompts", file).read_text("utf-8"))
 
 
+@lru_cache(maxsize=16)
+def prompt_template(file: str) -> Template:
+    """Any prompt file under ``lokg/llm/prompts`` (a baseline's intermediate prompts: ToG's
+    relation pruning, entity scoring and sufficiency check; GraphRAG's community report)."""
+    path = resources.files("lokg.llm").joinpath("prompts", file)
+    if not path.is_file():
+        raise ValueError(f"no prompt file {file!r} under lokg/llm/prompts")
+    return Template(path.read_text("utf-8"))
+
+
 def render_answer_prompt(question: str, evidence: str, template: str = "answer") -> str:
     """Fill the template with the evidence block exactly as given, then the question.
 

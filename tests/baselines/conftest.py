@@ -90,3 +90,28 @@ def bag_encoder() -> BagOfWordsEncoderDouble:
 @pytest.fixture
 def reader_double() -> ReaderDouble:
     return ReaderDouble()
+
+
+def _load_double_module():
+    """tests/llm/conftest.py's ScriptedOpenAIDouble, loaded by path (as tests/reliability
+    does: pytest's importlib mode makes conftest modules unimportable by name)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "llm" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("lokg_tests_openai_double_b", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ScriptedOpenAIDouble = _load_double_module().ScriptedOpenAIDouble
+
+
+@pytest.fixture
+def openai_double():
+    """A started scripted OpenAI-protocol test double on 127.0.0.1 (usage: 11 prompt and 3
+    completion tokens per call), stopped after the test."""
+    double = ScriptedOpenAIDouble().start()
+    yield double
+    double.stop()
