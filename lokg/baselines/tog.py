@@ -219,6 +219,8 @@ class ToGRetriever(Retriever):
         depth: maximum depth D (ToG: 3).
         num_retain_entity: candidates sampled when a relation reaches >= 20 (ToG: 5).
         seed: seed of that sampling (with the question id).
+        max_tokens: generation limit of the exploration prompts (ToG's ``max_length``: 256);
+            the answer call uses the reader's.
     """
 
     name = "tog"
@@ -232,6 +234,7 @@ class ToGRetriever(Retriever):
         depth: int = 3,
         num_retain_entity: int = 5,
         seed: int = 0,
+        max_tokens: int = 256,
     ):
         for key, value in (("width", width), ("depth", depth), ("num_retain_entity",
                                                                   num_retain_entity)):  # fmt: skip
@@ -244,11 +247,12 @@ class ToGRetriever(Retriever):
         self.depth = depth
         self.num_retain_entity = num_retain_entity
         self.seed = seed
+        self.max_tokens = max_tokens
 
     # ------------------------------------------------------------ one LLM call
     def _ask(self, prompt: str, ledger: CallLedger) -> str:
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-        return self.chat.chat(messages, ledger=ledger).text
+        return self.chat.chat(messages, ledger=ledger, max_tokens=self.max_tokens).text
 
     # ------------------------------------------------------------ steps
     def relations_of(self, entry: BeamEntry) -> dict[str, list[int]]:
@@ -402,6 +406,7 @@ def build_tog(
     depth: int = 3,
     num_retain_entity: int = 5,
     seed: int = 0,
+    max_tokens: int = 256,
     uses_llm: bool = True,
     **_unused: object,
 ) -> ToGRetriever:
@@ -409,7 +414,7 @@ def build_tog(
     config says ``uses_llm: true``)."""
     if chat is None:
         raise ValueError("retriever=tog needs the LLM's chat client (retriever.uses_llm=true)")
-    return ToGRetriever(kg, encoder, chat, width, depth, num_retain_entity, seed)
+    return ToGRetriever(kg, encoder, chat, width, depth, num_retain_entity, seed, max_tokens)
 
 
 class _ToGLines:
