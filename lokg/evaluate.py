@@ -149,7 +149,7 @@ def recorded_ablation(cfg: DictConfig) -> str:
     if cfg.configuration in BASELINE_CONFIGURATIONS:
         if cfg.ablation != "full":
             raise InputError(
-                f"ablation={cfg.ablation} with method={cfg.configuration}: Table 6 ablates "
+                f"ablation={cfg.ablation} with baseline={cfg.configuration}: Table 6 ablates "
                 "LOKG only; drop the ablation"
             )
         return "full"

@@ -20,7 +20,7 @@ for all of it). A question whose topic entities are all unknown to the graph, or
 evidence comes out empty, is marked ``no_evidence`` and its LLM call is skipped unless
 ``answer_without_evidence``.
 
-Methods other than LOKG (``method=`` in evaluate.yaml: the baselines of lokg/baselines) plug
+Methods other than LOKG (``baseline=`` in evaluate.yaml: the baselines of lokg/baselines) plug
 into the same steps: a retriever whose config says ``uses_llm: true`` (ToG, GraphRAG) is given
 the reader's chat client and reports the calls it made in ``RetrievalResult.accounting``, which
 the pipeline adds to the reader's, so calls/q and tok/q count every call; a retrieval whose

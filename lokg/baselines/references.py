@@ -1,10 +1,10 @@
 """The two reference rows of Table 5 (ours, not the paper's): what the reader does with the
 best possible evidence, and with none.
 
-- :class:`OracleRetriever` (``method=oracle``): the question's gold path, its triples only,
+- :class:`OracleRetriever` (``baseline=oracle``): the question's gold path, its triples only,
   in path order: the information-per-token ceiling. Only for datasets that annotate gold
   paths (PathQuestion); a question without one is a one-line input error.
-- :class:`NoEvidenceRetriever` (``method=none``): no evidence at all; the method config sets
+- :class:`NoEvidenceRetriever` (``baseline=none``): no evidence at all; the baseline config sets
   ``answer_without_evidence: true`` so the reader is asked the question alone (what it knows
   by itself).
 """
@@ -48,7 +48,7 @@ class OracleRetriever(Retriever):
     def retrieve(self, question: Question) -> RetrievalResult:
         if not question.gold_path:
             raise InputError(
-                f"question {question.id}: method=oracle needs the gold path of every question; "
+                f"question {question.id}: baseline=oracle needs the gold path of every question; "
                 "this dataset has none (use a dataset with gold paths, e.g. PathQuestion)"
             )
         topics, unknown = resolve_topics(self.kg, question.topic_entities)

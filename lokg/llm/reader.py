@@ -54,7 +54,7 @@ class LLMReader:
         client: the chat client (any OpenAI-compatible endpoint).
         max_answers: keep at most this many parsed answers (None keeps all).
         template: the answer prompt, one of :data:`lokg.llm.prompt.TEMPLATES` (``answer``:
-            ours; a baseline's method config sets its own, e.g. ``kaping``).
+            ours; a baseline's config sets its own, e.g. ``kaping``).
 
     ``answer`` raises :class:`lokg.llm.LLMCallFailed` when the call fails after its
     retries; the run loop records the question as failed.

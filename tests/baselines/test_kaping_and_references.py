@@ -73,7 +73,7 @@ def test_oracle_gives_the_gold_path_triples_only(family):
 
 
 def test_oracle_refuses_a_dataset_without_gold_paths(family):
-    with pytest.raises(InputError, match="method=oracle needs the gold path"):
+    with pytest.raises(InputError, match="baseline=oracle needs the gold path"):
         OracleRetriever(family).retrieve(Question("q3", "who ?", ("bob",), ("alice",)))
 
 
