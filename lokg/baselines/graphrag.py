@@ -178,6 +178,8 @@ class GraphRAGRetriever(Retriever):
         top_communities: reports injected per question (best first, cut at B).
         report_max_tokens: generation limit of a report.
         seed: Leiden's seed.
+        cache_dir: where reports are cached (``<cache_dir>/graphrag/<kg fingerprint>/``);
+            ``None`` keeps them in memory for the run.
     """
 
     name = "graphrag"
@@ -194,6 +196,7 @@ class GraphRAGRetriever(Retriever):
         top_communities: int = 3,
         report_max_tokens: int = 256,
         seed: int = 0,
+        cache_dir: str | os.PathLike | None = None,
     ):
         for key, value in (("max_hops", max_hops), ("node_limit", node_limit),
                            ("max_cluster_size", max_cluster_size),
@@ -213,24 +216,16 @@ class GraphRAGRetriever(Retriever):
         self.report_max_tokens = report_max_tokens
         self.seed = seed
         self._kg_fingerprint = kg.fingerprint()
-        self.report_dir: Path | None = None
+        self.report_dir = (
+            None if cache_dir is None else Path(cache_dir) / "graphrag" / self._kg_fingerprint
+        )
         self._reports: dict[str, dict] = {}  # fingerprint -> {"report", "cost"}
         self._charged: set[str] = set()  # reports whose cost this run has charged
 
     # ------------------------------------------------------------ persistence
-    @property
-    def cache_key(self) -> str:
-        return f"graphrag-{self._kg_fingerprint}-v{REPORT_VERSION}"
-
-    def load_cache(self, directory: str | os.PathLike) -> bool:
-        """Use ``directory/graphrag/<kg fingerprint>/`` for reports (one JSON file each)."""
-        self.report_dir = Path(directory) / "graphrag" / self._kg_fingerprint
-        return self.report_dir.is_dir() and any(self.report_dir.glob("*.json"))
-
-    def save_cache(self, directory: str | os.PathLike) -> Path | None:
-        """Reports are written as they are generated; nothing is left to save."""
-        return self.report_dir
-
+    # The reports live in their own disk cache (``cache_dir``), not in the retriever-cache
+    # contract (``cache_key`` stays None): a report is keyed by what it was written from, so
+    # one directory serves every run and configuration.
     def _read_report(self, key: str) -> dict | None:
         if key in self._reports:
             return self._reports[key]
@@ -350,6 +345,7 @@ def build_graphrag(
     top_communities: int = 3,
     report_max_tokens: int = 256,
     seed: int = 0,
+    cache_dir: str | os.PathLike | None = None,
     uses_llm: bool = True,
     **_unused: object,
 ) -> GraphRAGRetriever:
@@ -358,5 +354,5 @@ def build_graphrag(
         raise ValueError("retriever=graphrag needs the LLM's chat client (retriever.uses_llm=true)")
     return GraphRAGRetriever(
         kg, encoder, chat, max_hops, node_limit, max_cluster_size, max_report_triples,
-        top_communities, report_max_tokens, seed,
+        top_communities, report_max_tokens, seed, cache_dir,
     )  # fmt: skip

@@ -66,8 +66,8 @@ def build(name, kg, encoder, client, root):
         tog = ToGRetriever(kg, encoder, client, width=2, depth=2, max_tokens=24)
         return tog, ToGEncoder(), "tog", False
     if name == "graphrag":
-        ret = GraphRAGRetriever(kg, encoder, client, top_communities=1, report_max_tokens=24)
-        ret.load_cache(root / "reports")
+        ret = GraphRAGRetriever(kg, encoder, client, top_communities=1, report_max_tokens=24,
+                                cache_dir=root / "reports")  # fmt: skip
         return ret, TruncateEncoder(), "graphrag", False
     if name == "taimr_llmlingua":
         taimr = build_taimr(kg, encoder, attention="uniform", relation_linking="off")
