@@ -19,6 +19,7 @@ import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
 
 from lokg.artifacts import config_key, scos_mode
+from lokg.baselines import BASELINE_CONFIGURATIONS
 from lokg.console import configure_console
 from lokg.data.splits import SPLITS
 from lokg.errors import InputError
@@ -142,8 +143,16 @@ def recorded_ablation(cfg: DictConfig) -> str:
 
     SCOS off → ``no_scos``, the naive encoder → ``no_ittc``; a label that contradicts the
     config, or two modules switched off at once, is an input error naming the keys. (Retrievers
-    other than TAIMR are methods of their own, labelled by ``method``.)
+    other than TAIMR are methods of their own, labelled by ``method``: a baseline's row is
+    ``full``, and an ablation of one is an input error.)
     """
+    if cfg.configuration in BASELINE_CONFIGURATIONS:
+        if cfg.ablation != "full":
+            raise InputError(
+                f"ablation={cfg.ablation} with baseline={cfg.configuration}: Table 6 ablates "
+                "LOKG only; drop the ablation"
+            )
+        return "full"
     off = []
     if scos_mode(cfg) == "off":
         off.append(("no_scos", "scos=off"))

@@ -19,15 +19,25 @@ a :class:`~lokg.errors.QuestionFailed` the evaluation loop records) and the run 
 for all of it). A question whose topic entities are all unknown to the graph, or whose
 evidence comes out empty, is marked ``no_evidence`` and its LLM call is skipped unless
 ``answer_without_evidence``.
+
+Methods other than LOKG (``baseline=`` in evaluate.yaml: the baselines of lokg/baselines) plug
+into the same steps: a retriever whose config says ``uses_llm: true`` (ToG, GraphRAG) is given
+the reader's chat client and reports the calls it made in ``RetrievalResult.accounting``, which
+the pipeline adds to the reader's, so calls/q and tok/q count every call; a retrieval whose
+evidence is text (``RetrievalResult.passages``: GraphRAG's community reports) is placed under
+B by :func:`lokg.baselines.evidence.encode_passages` instead of the encoder. Either way B is
+checked on the exact block sent.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lokg.baselines.evidence import add_accounting, encode_passages
 from lokg.errors import QuestionFailed
 from lokg.ittc.encoder import EncodedContext, Encoder
 from lokg.retrieval import PerQuestionRetriever, RetrievalResult, Retriever
@@ -193,6 +203,8 @@ class LOKG:
         train_questions = datamodule.questions.get("train", [])
         need_gat = cfg.retriever.get("attention") == "gat"
         need_walk = str(cfg.retriever.get("_target_")).endswith("learned.build_learned")
+        if cfg.retriever.get("uses_llm"):  # ToG, GraphRAG: the retriever calls the LLM too
+            make_retriever = functools.partial(make_retriever, chat=_chat_client(reader))
         per_question = datamodule.has_question_subgraphs
         if per_question and need_gat:
             raise ValueError(
@@ -261,7 +273,14 @@ class LOKG:
     def encode(
         self, retrieval: RetrievalResult, question: Question, budget: int | None = None
     ) -> EncodedContext:
-        """ITTC (or the configured encoder) over the retrieved candidate triples."""
+        """ITTC (or the configured encoder) over the retrieved candidate triples; a retrieval
+        whose evidence is text (``passages``) is placed under the budget as ranked passages."""
+        if retrieval.passages:
+            return encode_passages(
+                self.encoder.tokenizer,
+                retrieval.passages,
+                self.budget if budget is None else check_budget(budget),
+            )
         return self.encoder.encode(
             retrieval.kg,
             list(retrieval.triple_ids),
@@ -306,6 +325,8 @@ class LOKG:
             )
             answers, output, label = list(out.answers), out.output, out.reader
             messages, accounting = list(out.messages), dict(out.accounting)
+        if retrieval.accounting:  # the method's own calls (ToG's pruning, GraphRAG's reports)
+            accounting = add_accounting(retrieval.accounting, accounting)
         return PipelineOutput(
             question=question,
             answers=answers,
@@ -341,7 +362,8 @@ class LOKG:
     ) -> EncodedContext:
         """Encode, and check the promise of B on the exact block the prompt receives."""
         context = self.encode(retrieval, question, budget)
-        if self.encoder.respects_budget and context.num_tokens > budget:
+        promised = self.encoder.respects_budget or bool(retrieval.passages)
+        if promised and context.num_tokens > budget:
             raise BudgetExceeded(
                 f"{question.id}: evidence has {context.num_tokens} tokens > budget {budget} "
                 f"(encoder {self.encoder.name} broke its budget; nothing was sent)"
@@ -392,3 +414,15 @@ class LOKG:
         if self.cache_dir is not None:
             self.retriever.save_cache(self.cache_dir)
         self.reader.close()
+
+
+def _chat_client(reader):
+    """The reader's chat client, for a retriever that calls the LLM itself (one-line error
+    for a reader without one)."""
+    client = getattr(reader, "client", None)
+    if client is None:
+        raise ValueError(
+            f"this retriever calls the LLM (retriever.uses_llm=true) but the reader "
+            f"{reader.label!r} has no LLM client; use an LLM reader (llm=local, ...)"
+        )
+    return client

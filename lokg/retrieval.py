@@ -101,6 +101,12 @@ class RetrievalResult:
         topics: the question's topic entities found in ``kg``, in the question's order.
         unknown_topics: topic labels of the question that ``kg`` does not contain.
         extra: retriever-specific facts worth recording (JSON-able).
+        passages: ranked text evidence, best first, for methods whose evidence is text rather
+            than triples (GraphRAG's community reports); when present the pipeline places
+            these under B instead of encoding ``triple_ids``.
+        accounting: the LLM calls the retriever itself made for this question (ToG's
+            pruning and reasoning prompts, GraphRAG's community reports):
+            ``lokg.llm.CallLedger.as_dict()`` keys; the pipeline adds them to the reader's.
     """
 
     kg: KnowledgeGraph
@@ -110,10 +116,12 @@ class RetrievalResult:
     topics: tuple[TopicEntity, ...] = ()
     unknown_topics: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
+    passages: tuple[str, ...] = ()
+    accounting: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # accept lists from callers; store tuples so a result is immutable
-        for name in ("triple_ids", "answers", "paths", "topics", "unknown_topics"):
+        for name in ("triple_ids", "answers", "paths", "topics", "unknown_topics", "passages"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
     @property
@@ -122,8 +130,8 @@ class RetrievalResult:
 
     @property
     def is_empty(self) -> bool:
-        """No candidate triple: the reader would get no evidence."""
-        return not self.triple_ids
+        """No candidate triple or passage: the reader would get no evidence."""
+        return not self.triple_ids and not self.passages
 
 
 def resolve_topics(

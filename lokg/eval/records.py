@@ -67,5 +67,7 @@ def question_record(output) -> QuestionResult:
             "paths": [
                 [kg.labeled(int(t)) for t in p.triple_ids] for p in ret.paths[:NUM_RECORDED_PATHS]
             ],
+            "retrieval": dict(ret.extra),  # e.g. ToG's fallbacks, GraphRAG's indexing calls
+            "encoder": dict(ctx.report),  # e.g. LLMLingua's target vs achieved tokens
         },
     )

@@ -71,6 +71,8 @@ class EncodedContext:
         value: Σ v(t, k) of Eq. (9) over the encoded triples (ITTC's MCKP objective; NaN for
             encoders that do not compute values).
         repaired: True when step 5 of ITTC had to shrink the solution (never with cl100k).
+        report: encoder-specific facts worth recording (JSON-able; e.g. a compressor's target
+            and achieved tokens); empty for ITTC and the templates.
     """
 
     text: str
@@ -85,6 +87,7 @@ class EncodedContext:
     value: float = float("nan")
     repaired: bool = False
     encoding_order: EncodingOrder | None = field(default=None, repr=False)
+    report: dict = field(default_factory=dict)
 
     @property
     def tcr(self) -> float:

@@ -420,14 +420,16 @@ class ChatClient:
             return _Failure("question", f"HTTP {status} ({label}, not retried): {excerpt}")
         return _Failure("retry", f"HTTP {status}: {excerpt}", retry_after_s(headers))
 
-    def _attempt(self, messages: list[dict]) -> tuple[str, Usage] | _Failure:
+    def _attempt(
+        self, messages: list[dict], max_tokens: int | None = None
+    ) -> tuple[str, Usage] | _Failure:
         """One HTTP attempt: the answer, or what went wrong (never raises for the server's
         behaviour; raises :class:`LLMFatalError` if an earlier call was fatal)."""
         kwargs = {
             "model": self.model,
             "messages": messages,
             "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
+            "max_tokens": self.max_tokens if max_tokens is None else max_tokens,
         }
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body
@@ -466,8 +468,16 @@ class ChatClient:
         log.warning("%s: response without usage; billed tokens fall back to cl100k", self.name)
         return text, Usage(in_cl, out_cl, in_cl, out_cl, billed_reported=False)
 
-    def chat(self, messages: Sequence[dict], ledger: CallLedger | None = None) -> ChatResponse:
+    def chat(
+        self,
+        messages: Sequence[dict],
+        ledger: CallLedger | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatResponse:
         """Answer one chat request (cache first), recording it in ``ledger`` and ``totals``.
+
+        ``max_tokens`` overrides the client's generation limit for this call (a baseline's
+        intermediate prompts: ToG's ``max_length``); it is part of the cache key.
 
         Raises:
             LLMCallFailed: this question's call failed: every attempt hit a transient
@@ -479,6 +489,10 @@ class ChatClient:
             raise LLMFatalError(self._fatal)
         messages = [{"role": m["role"], "content": m["content"]} for m in messages]
         params = self.generation_params()
+        if max_tokens is not None:
+            if max_tokens < 1:
+                raise ValueError(f"chat: max_tokens must be >= 1, got {max_tokens}")
+            params["max_tokens"] = max_tokens
         key = cache_key(self.model, messages, params)
         start = time.perf_counter()
         if self.cache is not None:
@@ -492,7 +506,7 @@ class ChatClient:
         attempt = 0
         while attempt < self.max_attempts:
             attempt += 1
-            outcome = self._attempt(messages)
+            outcome = self._attempt(messages, max_tokens)
             if not isinstance(outcome, _Failure):
                 text, usage = outcome
                 response = ChatResponse(text, usage, False, attempt, time.perf_counter() - start)

@@ -20,6 +20,7 @@ from lokg.llm.prompt import (
     answer_messages,
     answer_prompt_overhead,
     answer_prompt_tokens,
+    check_template,
     parse_answers,
 )
 from lokg.tokens import Tokenizer
@@ -52,6 +53,8 @@ class LLMReader:
     Args:
         client: the chat client (any OpenAI-compatible endpoint).
         max_answers: keep at most this many parsed answers (None keeps all).
+        template: the answer prompt, one of :data:`lokg.llm.prompt.TEMPLATES` (``answer``:
+            ours; a baseline's config sets its own, e.g. ``kaping``).
 
     ``answer`` raises :class:`lokg.llm.LLMCallFailed` when the call fails after its
     retries; the run loop records the question as failed.
@@ -59,11 +62,14 @@ class LLMReader:
 
     uses_llm = True
 
-    def __init__(self, client: ChatClient, max_answers: int | None = None) -> None:
+    def __init__(
+        self, client: ChatClient, max_answers: int | None = None, template: str = "answer"
+    ) -> None:
         if max_answers is not None and max_answers < 1:
             raise ValueError(f"LLMReader: 'max_answers' must be >= 1 or null, got {max_answers}")
         self.client = client
         self.max_answers = max_answers
+        self.template = check_template(template)
 
     @property
     def label(self) -> str:
@@ -75,23 +81,26 @@ class LLMReader:
         return self.client.max_concurrency
 
     def __repr__(self) -> str:
-        return f"LLMReader(client={self.client!r}, max_answers={self.max_answers})"
+        return (
+            f"LLMReader(client={self.client!r}, max_answers={self.max_answers}, "
+            f"template={self.template!r})"
+        )
 
     def prompt_tokens(
         self, question: str, evidence: str, tokenizer: Tokenizer | None = None
     ) -> int:
         """Tokens of the prompt :meth:`answer` would send (template, question, evidence),
         counted as ``prompt_tokens_cl100k`` is; ``tokenizer``: default cl100k_base."""
-        return answer_prompt_tokens(question, evidence, tokenizer)
+        return answer_prompt_tokens(question, evidence, tokenizer, self.template)
 
     def prompt_overhead(self, question: str, tokenizer: Tokenizer | None = None) -> int:
         """Tokens of that prompt with the evidence slot empty (template and question)."""
-        return answer_prompt_overhead(question, tokenizer)
+        return answer_prompt_overhead(question, tokenizer, self.template)
 
     def answer(self, question: str, evidence: str, candidates: Sequence[str] = ()) -> ReaderOutput:
         """Ask the LLM with the evidence block ``evidence`` (placed in the prompt verbatim);
         ``candidates`` are ignored (the LLM reads the evidence)."""
-        messages = answer_messages(question, evidence)
+        messages = answer_messages(question, evidence, self.template)
         ledger = CallLedger()
         response = self.client.chat(messages, ledger=ledger)
         answers = parse_answers(response.text, self.max_answers)
@@ -106,18 +115,21 @@ class ExtractiveReader:
 
     Args:
         max_answers: keep at most this many candidates (None keeps all).
+        template: accepted so a method config may set ``llm.template`` for any reader; checked
+            and unused (no prompt is sent).
     """
 
     uses_llm = False
     label = EXTRACTIVE_LABEL
     max_concurrency = 1
 
-    def __init__(self, max_answers: int | None = None) -> None:
+    def __init__(self, max_answers: int | None = None, template: str = "answer") -> None:
         if max_answers is not None and max_answers < 1:
             raise ValueError(
                 f"ExtractiveReader: 'max_answers' must be >= 1 or null, got {max_answers}"
             )
         self.max_answers = max_answers
+        self.template = check_template(template)
 
     def __repr__(self) -> str:
         return f"ExtractiveReader(max_answers={self.max_answers})"
