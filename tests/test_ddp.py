@@ -39,7 +39,8 @@ def test_transe_then_gat_train_with_two_processes(tmp_path):
     out = _train(tmp_path, "train_transe")
     assert "rank 1: fit done" in out  # the second process trained too
     assert out.count("SCOS artifacts:") == 1  # written once, by rank 0
-    (scos,) = data.glob("*/scos-*")
+    # TransE + SCOS are keyed by the KG (artifacts/kg/<fingerprint>/scos-*)
+    (scos,) = [p for p in (tmp_path / "artifacts").rglob("scos-*") if p.is_dir()]
     assert (scos / "scos" / "mapping.npy").is_file() and (scos / "transe.ckpt").is_file()
     out = _train(tmp_path, "train_gat")  # on the SCOS graph rank 0 wrote
     assert "rank 1: fit done" in out
