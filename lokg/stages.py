@@ -328,6 +328,7 @@ def run_walk_stage(
         "kg_fingerprint": art.kg.fingerprint(),
         "scos_dir": str(art.scos_dir) if art.scos_dir else None,
         "embedder": OmegaConf.to_container(cfg.embedder, resolve=True),
+        "relations": list(art.kg.relations.labels),  # the vocabulary relation_table.npy rows follow
         **exported.metadata(),
     }
     with atomic_directory(out) as tmp:

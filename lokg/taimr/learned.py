@@ -272,13 +272,18 @@ def build_learned(
         raise ValueError(f"retriever.fallback must be 'semantic' or 'none', got {fallback!r}")
     net, meta = _load_walk_network(Path(model_dir).resolve())
     a = meta["architecture"]
-    transe = relation_embeddings
-    if a["relation_source"] == "learned" and meta.get("kg_fingerprint") == kg.fingerprint():
+    # e_r for this graph: the free table the model learned applies only to the relation
+    # vocabulary it was trained on (per-question subgraphs share it); TransE's must have the
+    # expected shape; anything else (another KG) leaves the TransE part zero
+    transe = None
+    same_vocabulary = meta.get("kg_fingerprint") == kg.fingerprint() or meta.get(
+        "relations"
+    ) == list(kg.relations.labels)
+    if a["relation_source"] == "learned" and same_vocabulary:
         transe = np.load(Path(model_dir) / "relation_table.npy")
-    elif a["relation_source"] == "none" or (
-        transe is not None and transe.shape != (kg.num_relations, a["transe_dim"])
-    ):
-        transe = None
+    elif a["relation_source"] == "fixed" and relation_embeddings is not None:
+        shape_ok = relation_embeddings.shape == (kg.num_relations, a["transe_dim"])
+        transe = relation_embeddings if shape_ok else None
     model = WalkModel(net, kg, encoder, transe, a["transe_dim"], a["name_dim"] > 0)
     fb = None
     if fallback == "semantic":

@@ -12,6 +12,7 @@ import torch
 
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.components.path_gat import (
+    QuestionPathGAT,
     group_logsumexp,
     relation_features,
     walk_log_probs,
@@ -330,3 +331,25 @@ def test_trained_walk_model_runs_on_per_question_subgraphs(tmp_path):
         assert all(0 <= t < sub.num_triples for t in res.triple_ids)
         covered += bool(set(q.answers) & {a.label for a in res.answers})
     assert covered == len(dm.questions["test"])
+
+
+def test_free_relation_table_applies_only_to_its_own_relation_vocabulary(family, tmp_path):
+    """A model trained with a free e_r table uses it on graphs with the same relation
+    vocabulary (e.g. per-question subgraphs); on another KG the e_r part is zero."""
+    from lokg.taimr.learned import build_learned, save_walk_network
+
+    enc = KeywordEncoder(model_id="test/keywords")
+    R = family.num_relations
+    arch = {"node_dim": DIM, "rel_dim": 4 + DIM + 1, "query_dim": DIM, "name_dim": DIM,
+            "transe_dim": 4, "hidden": 8, "heads": 2, "max_hops": 2,
+            "question_in_attention": True, "question_key": "relation",
+            "relation_source": "learned", "both_directions": True}  # fmt: skip
+    table = np.arange(R * 4, dtype=np.float32).reshape(R, 4) + 1.0
+    net = QuestionPathGAT(DIM, 4 + DIM + 1, DIM, 8, 2, 0.0, 2)
+    meta = {"kg_fingerprint": "elsewhere", "relations": list(family.relations.labels)}
+    save_walk_network(tmp_path, net, arch, table, meta)
+    same = build_learned(family, enc, tmp_path, max_hops=2)
+    assert torch.equal(same.model.rel_feats[:R, :4], torch.from_numpy(table))
+    other = KnowledgeGraph.from_labeled_triples([("a", "knows", "b")])
+    elsewhere = build_learned(other, enc, tmp_path, max_hops=2)
+    assert not elsewhere.model.rel_feats[:, :4].any()
