@@ -287,9 +287,9 @@ class PathGATModule(pl.LightningModule):
             hits += bool(order) and order[0] in s.answers
             recall += bool(s.answers & set(order[: hp.k_top]))
         n = len(questions)
-        self.log("val/loss", loss, batch_size=n)
-        self.log("val/hits@1", hits / n, batch_size=n, prog_bar=True)
-        self.log("val/recall", recall / n, batch_size=n)
+        self.log("val/loss", loss, batch_size=n, sync_dist=True)
+        self.log("val/hits@1", hits / n, batch_size=n, prog_bar=True, sync_dist=True)
+        self.log("val/recall", recall / n, batch_size=n, sync_dist=True)
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx: int):
         # batches are lists of frozen Question records; tensors are built on the device
