@@ -31,7 +31,7 @@ from torch import Tensor, nn
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.components.path_gat import QuestionPathGAT, relation_features, walk_log_probs
-from lokg.taimr.walk import WalkGraph, beam_search, supervised_paths, walk_graph
+from lokg.taimr.walk import WalkGraph, answers_of, beam_search, supervised_paths, walk_graph
 from lokg.typing import Question
 
 __all__ = ["PathGATModule", "SupervisedQuestion", "rank_answers"]
@@ -54,16 +54,10 @@ def rank_answers(
 ) -> tuple[list[int], dict[int, float], dict[int, tuple[int, ...]]]:
     """Answers (global ids) by ``log P(a | q)`` = logsumexp of their kept paths, best first;
     their scores; and each answer's best path (step indices)."""
-    walks = beam_search(graph, step_logp, stop_logp, max_hops, beam)
-    scores: dict[int, list[float]] = {}
-    best: dict[int, tuple[int, ...]] = {}
-    for w in walks:
-        a = int(graph.nodes[graph.dst[w.steps[-1]]])
-        scores.setdefault(a, []).append(w.log_prob)
-        best.setdefault(a, w.steps)  # walks come best first
-    total = {a: float(np.logaddexp.reduce(s)) for a, s in scores.items()}
+    found = answers_of(graph, beam_search(graph, step_logp, stop_logp, max_hops, beam))
+    total = {a: lp for a, (lp, _) in found.items()}
     order = sorted(total, key=lambda a: (-total[a], a))
-    return order, total, best
+    return order, total, {a: w.steps for a, (_, w) in found.items()}
 
 
 class PathGATModule(pl.LightningModule):

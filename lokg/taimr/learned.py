@@ -37,7 +37,7 @@ from lokg.retrieval import (
     resolve_topics,
     triples_of_paths,
 )
-from lokg.taimr.walk import WalkGraph, beam_search, walk_graph
+from lokg.taimr.walk import WalkGraph, answers_of, beam_search, walk_graph
 from lokg.typing import Question
 
 __all__ = ["LearnedPathRetriever", "WalkModel", "build_learned", "relation_name", "relation_names"]
@@ -159,12 +159,11 @@ class LearnedPathRetriever(Retriever):
             if g.num_steps == 0:
                 continue
             step_lp, stop_lp = self.model.log_probs(g, question.text)
-            for w in beam_search(g, step_lp, stop_lp, self.max_hops, self.beam_width):
-                path = self._path(g, w.steps, w.log_prob)
-                a = path.answer
-                logp[a] = float(np.logaddexp(logp[a], w.log_prob)) if a in logp else w.log_prob
+            walks = beam_search(g, step_lp, stop_lp, self.max_hops, self.beam_width)
+            for a, (lp, w) in answers_of(g, walks).items():  # merged over topic entities
+                logp[a] = float(np.logaddexp(logp[a], lp)) if a in logp else lp
                 if a not in best or w.log_prob > best[a].s_topo:
-                    best[a] = path
+                    best[a] = self._path(g, w.steps, w.log_prob)
         if not best:
             return self._fall_back(question, topics, unknown)
         answers = list(best)

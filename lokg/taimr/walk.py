@@ -30,7 +30,7 @@ import numpy as np
 
 from lokg.kg.graph import KnowledgeGraph
 
-__all__ = ["Walk", "WalkGraph", "beam_search", "supervised_paths", "walk_graph"]
+__all__ = ["Walk", "WalkGraph", "answers_of", "beam_search", "supervised_paths", "walk_graph"]
 
 
 @dataclass(frozen=True)
@@ -260,3 +260,20 @@ def beam_search(
     ended.extend(Walk(steps, score) for score, _, steps in beam)  # forced stop at L
     ended.sort(key=lambda w: -w.log_prob)
     return ended
+
+
+def answers_of(graph: WalkGraph, walks: list[Walk]) -> dict[int, tuple[float, Walk]]:
+    """Each answer (global id) of ``walks`` (best first, as :func:`beam_search` returns them):
+    ``log P(a | q)``, the logsumexp of its kept paths, and its best path."""
+    out: dict[int, tuple[float, Walk]] = {}
+    for w in walks:
+        a = int(graph.nodes[graph.dst[w.steps[-1]]])
+        out[a] = (
+            (float(np.logaddexp(out[a][0], w.log_prob)), out[a][1])
+            if a in out
+            else (
+                w.log_prob,
+                w,
+            )
+        )
+    return out
