@@ -99,6 +99,7 @@ class SentenceEncoder:
         self._model = None
         self._tokenizer = None
         self._memory: dict[str, np.ndarray] = {}
+        self._tokens: dict[str, np.ndarray] = {}  # prefixed text -> [T, d] (encode_tokens)
         self.cache_dir: Path | None = None
         if cache_dir is not None:
             slug = _text_key(f"{model_id}|{max_length}")[:12]
@@ -209,6 +210,31 @@ class SentenceEncoder:
         if not keys:
             return np.zeros((0, self.dim), np.float32)
         return np.stack([self._memory[k] for k in keys]).astype(np.float32, copy=False)
+
+    @torch.no_grad()
+    def encode_tokens(self, texts: Sequence[str], kind: Kind = "query") -> list[np.ndarray]:
+        """Contextual token embeddings of ``texts``: one ``[T_i, d]`` float32 array per text
+        (the model's last hidden states of its non-padding tokens, before pooling), kept in
+        memory per distinct text.  The learned walk attends over them per hop
+        (:class:`~lokg.models.components.path_gat.QuestionPathGAT`)."""
+        if isinstance(texts, str):
+            raise TypeError("encode_tokens expects a sequence of strings, got a single str")
+        full = [self.prefixed(t, kind) for t in texts]
+        missing = [t for t in dict.fromkeys(full) if t not in self._tokens]
+        for i in range(0, len(missing), self.batch_size):
+            chunk = missing[i : i + self.batch_size]
+            if self._model is None:
+                self._load_model()
+            assert self._tokenizer is not None and self._model is not None
+            tok = self._tokenizer(
+                chunk, padding=True, truncation=True, max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.device)  # fmt: skip
+            hidden = self._model(**tok).last_hidden_state.float().cpu().numpy()  # [B, L, d]
+            lengths = tok["attention_mask"].sum(1).tolist()
+            for text, h, n in zip(chunk, hidden, lengths, strict=True):
+                self._tokens[text] = h[: int(n)].copy()
+        return [self._tokens[t] for t in full]
 
     @property
     def dim(self) -> int:

@@ -289,7 +289,10 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
                 cache[t] = np.asarray(v, np.float32)
         return torch.from_numpy(np.stack([cache[t] for t in texts]))
 
-    model.set_graph(art.kg, feats, rel, names, query_encoder)
+    def token_encoder(texts: list[str]) -> list[torch.Tensor]:
+        return [torch.from_numpy(t) for t in embedder.encode_tokens(texts, kind="query")]
+
+    model.set_graph(art.kg, feats, rel, names, query_encoder, token_encoder)
 
 
 def run_walk_stage(
@@ -321,6 +324,7 @@ def run_walk_stage(
         "max_hops": hp.max_hops,
         "question_in_attention": hp.question_in_attention,
         "question_key": hp.question_key,
+        "question_tokens": hp.question_tokens,
         "relation_source": hp.relation_source,
         "both_directions": hp.both_directions,
     }

@@ -34,7 +34,7 @@ from lokg.models.components.path_gat import QuestionPathGAT, relation_features, 
 from lokg.taimr.walk import WalkGraph, answers_of, beam_search, supervised_paths, walk_graph
 from lokg.typing import Question
 
-__all__ = ["PathGATModule", "SupervisedQuestion", "rank_answers"]
+__all__ = ["PathGATModule", "SupervisedQuestion", "pad_tokens", "rank_answers"]
 
 RELATION_SOURCES = ("fixed", "learned", "none")
 
@@ -47,6 +47,19 @@ class SupervisedQuestion:
     graph: WalkGraph
     paths: list[tuple[int, ...]]
     answers: frozenset[int]
+
+
+def pad_tokens(rows: Sequence[Tensor], device=None) -> tuple[Tensor, Tensor]:
+    """Pad per-question token embeddings ``[T_i, d]`` to ``tokens [B, T, d]`` and
+    ``mask [B, T]`` (True = a token)."""
+    rows = [torch.as_tensor(r, dtype=torch.float32) for r in rows]
+    width = max(len(r) for r in rows)
+    tokens = torch.zeros(len(rows), width, rows[0].shape[-1])
+    mask = torch.zeros(len(rows), width, dtype=torch.bool)
+    for i, r in enumerate(rows):
+        tokens[i, : len(r)] = r
+        mask[i, : len(r)] = True
+    return tokens.to(device), mask.to(device)
 
 
 def rank_answers(
@@ -78,6 +91,8 @@ class PathGATModule(pl.LightningModule):
         question_in_attention: the question enters the attention (ablation: ``False``).
         max_paths: supervised paths kept per question.
         question_key: ``"relation"`` or ``"relation_node"`` (:class:`QuestionPathGAT`).
+        question_tokens: hop queries from a per-hop attention over the question's token
+            embeddings (:class:`QuestionPathGAT`); needs ``token_encoder`` in ``set_graph``.
         optimizer: ``functools.partial`` of a torch optimizer (``None`` = Adam 1e-3).
     """
 
@@ -99,6 +114,7 @@ class PathGATModule(pl.LightningModule):
         question_in_attention: bool = True,
         max_paths: int = 32,
         question_key: str = "relation",
+        question_tokens: bool = False,
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
     ):
         super().__init__()
@@ -111,7 +127,7 @@ class PathGATModule(pl.LightningModule):
         rel_dim = transe_dim + name_dim + 1
         self.net = QuestionPathGAT(
             node_dim, rel_dim, node_dim, hidden, heads, dropout, max_hops,
-            question_in_attention, question_key=question_key,
+            question_in_attention, question_key=question_key, question_tokens=question_tokens,
         )  # fmt: skip
         self.relation_table = nn.Embedding(num_relations, transe_dim)
         nn.init.normal_(self.relation_table.weight, std=transe_dim**-0.5)
@@ -123,6 +139,7 @@ class PathGATModule(pl.LightningModule):
         self.kg: KnowledgeGraph | None = None
         self.node_features: Tensor | None = None
         self.query_encoder: Callable[[list[str]], Tensor] | None = None
+        self.token_encoder: Callable[[list[str]], list[Tensor]] | None = None
         self._supervised: dict[str, SupervisedQuestion] = {}
 
     # ------------------------------------------------------------------ wiring
@@ -133,9 +150,12 @@ class PathGATModule(pl.LightningModule):
         relation_embeddings: Tensor | None,
         relation_names: Tensor | None,
         query_encoder: Callable[[list[str]], Tensor],
+        token_encoder: Callable[[list[str]], list[Tensor]] | None = None,
     ) -> None:
         """Attach the graph, node features ``[E, d_v]``, TransE e_r ``[R, d_r]``, relation-name
-        embeddings ``[R, d_n]`` and the question encoder (call before ``fit``)."""
+        embeddings ``[R, d_n]``, the question encoder (``[B, d_q]``) and, for
+        ``question_tokens``, the token encoder (one ``[T_i, d_q]`` per question); call
+        before ``fit``."""
         hp = self.hparams
         if kg.num_relations != hp.num_relations:
             raise ValueError(
@@ -157,7 +177,10 @@ class PathGATModule(pl.LightningModule):
                 self.relation_names.copy_(torch.as_tensor(relation_names))
         self.kg = kg
         self.node_features = node_features.float()
+        if hp.question_tokens and token_encoder is None:
+            raise ValueError("model.question_tokens=true needs a token encoder")
         self.query_encoder = query_encoder
+        self.token_encoder = token_encoder
         self._supervised = {}
 
     def rel_feats(self) -> Tensor:
@@ -218,7 +241,13 @@ class PathGATModule(pl.LightningModule):
         q = self.query_encoder(list(questions)).to(device).float()  # [B, d_q]
         owner_m = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_m), device=device)
         owner_n = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_n), device=device)
-        step, stop = self.net(x, edge_index, rel, self.rel_feats(), q, owner_m, owner_n)
+        tokens = mask = None
+        if self.hparams.question_tokens:
+            assert self.token_encoder is not None
+            tokens, mask = pad_tokens(self.token_encoder(list(questions)), device)
+        step, stop = self.net(
+            x, edge_index, rel, self.rel_feats(), q, owner_m, owner_n, tokens, mask
+        )
         step_lp, stop_lp = walk_log_probs(step, stop, edge_index[0], len(nodes))
         return step_lp, stop_lp, np.concatenate([[0], np.cumsum(sizes_m)]), off_n
 

@@ -98,7 +98,10 @@ class WalkModel:
         q = torch.from_numpy(np.asarray(self.encoder.encode([question], kind="query"), np.float32))
         edge_index = torch.from_numpy(np.stack([graph.src, graph.dst]))
         rel = torch.from_numpy(graph.step_relation)
-        step, stop = self.net(x, edge_index, rel, self.rel_feats, q)  # q: [1, d_q]
+        tokens = None
+        if self.net.question_tokens:
+            tokens = torch.from_numpy(self.encoder.encode_tokens([question], "query")[0])[None]
+        step, stop = self.net(x, edge_index, rel, self.rel_feats, q, tokens=tokens)  # B = 1
         step_lp, stop_lp = walk_log_probs(step, stop, edge_index[0], graph.num_nodes)
         return step_lp.double().numpy(), stop_lp.double().numpy()
 
@@ -238,6 +241,7 @@ def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict]:
         a["max_hops"],
         a["question_in_attention"],
         question_key=a.get("question_key", "relation"),
+        question_tokens=a.get("question_tokens", False),
     )
     net.load_state_dict(torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True))
     return net.eval(), meta

@@ -23,7 +23,7 @@ from lokg.taimr.learned import LearnedPathRetriever, WalkModel, relation_name
 from lokg.taimr.walk import beam_search, supervised_paths, walk_graph
 from lokg.typing import Question
 
-from .conftest import DIM, KeywordEncoder
+from .conftest import DIM, KEYWORDS, KeywordEncoder
 
 # --------------------------------------------------------------------------- walk graphs
 
@@ -164,7 +164,11 @@ def _module(kg: KnowledgeGraph, enc: KeywordEncoder, **kw) -> PathGATModule:
     def query_encoder(texts):
         return torch.from_numpy(enc.encode(texts, kind="query"))
 
-    m.set_graph(kg, feats, transe, rel_names, query_encoder)
+    def token_encoder(texts):
+        return [torch.from_numpy(t) for t in enc.encode_tokens(texts, kind="query")]
+
+    tokens = token_encoder if isinstance(enc, OrderedKeywordEncoder) else None
+    m.set_graph(kg, feats, transe, rel_names, query_encoder, tokens)
     return m
 
 
@@ -353,3 +357,106 @@ def test_free_relation_table_applies_only_to_its_own_relation_vocabulary(family,
     other = KnowledgeGraph.from_labeled_triples([("a", "knows", "b")])
     elsewhere = build_learned(other, enc, tmp_path, max_hops=2)
     assert not elsewhere.model.rel_feats[:, :4].any()
+
+
+# --------------------------------------------------------------------------- token pointer
+
+
+class OrderedKeywordEncoder(KeywordEncoder):
+    """Test double: :class:`KeywordEncoder` whose tokens are words, each its keyword axis
+    (nothing for other words) plus its relative position ``j / (T - 1)`` on the last axis:
+    order is visible in the tokens, invisible in the pooled bag of keywords."""
+
+    def encode_tokens(self, texts, kind="query"):
+        out = []
+        for text in texts:
+            words = text.lower().replace("?", " ").split()
+            vecs = np.zeros((len(words), DIM), np.float32)
+            for j, word in enumerate(words):
+                if word in KEYWORDS:
+                    vecs[j, KEYWORDS[word]] = 1.0
+                vecs[j, DIM - 1] = j / max(len(words) - 1, 1)
+            out.append(vecs)
+        return out
+
+
+def _ordered(n: int) -> tuple[KnowledgeGraph, list[Question]]:
+    """p_i -spouse-> s_i -children-> A and p_i -children-> c_i -spouse-> B (A != B): "children
+    of p_i 's spouse" and "spouse of p_i 's children" name the same two relations, and only
+    their order says which country answers."""
+    triples, questions = [], []
+    for i in range(n):
+        a, b = ("france", "spain") if i % 2 else ("spain", "france")
+        triples += [
+            (f"p{i}", "spouse", f"s{i}"),
+            (f"s{i}", "children", a),
+            (f"p{i}", "children", f"c{i}"),
+            (f"c{i}", "spouse", b),
+        ]
+        questions += [
+            Question(f"q{i}a", f"children of p{i} 's spouse ?", (a,), (f"p{i}",),
+                     ((f"p{i}", "spouse", f"s{i}"), (f"s{i}", "children", a))),
+            Question(f"q{i}b", f"spouse of p{i} 's children ?", (b,), (f"p{i}",),
+                     ((f"p{i}", "children", f"c{i}"), (f"c{i}", "spouse", b))),
+        ]  # fmt: skip
+    return KnowledgeGraph.from_labeled_triples(triples), questions
+
+
+def test_token_attention_points_per_hop_by_hand():
+    torch.manual_seed(0)
+    net = QuestionPathGAT(DIM, 5, DIM, hidden=DIM, heads=2, dropout=0.0, max_hops=2,
+                          question_tokens=True)  # fmt: skip
+    with torch.no_grad():
+        net.token_key.weight.copy_(torch.eye(DIM))  # W_k = I: key_j = H_j
+        net.token_recur.weight.zero_()  # no recurrence: u_t alone
+        net.token_hop.copy_(torch.zeros(2, DIM))
+        net.token_hop[0, 0] = 3.0  # hop 0 looks for axis 0, hop 1 for axis 1
+        net.token_hop[1, 1] = 3.0
+    tokens = torch.eye(DIM)[[0, 1, 2, 0]].unsqueeze(0)  # [1, 4, d]: the last one is padding
+    mask = torch.tensor([[True, True, True, False]])
+    ctx, beta = net.token_attention(torch.zeros(1, DIM), tokens, mask)
+    # beta_0 = softmax(3/sqrt(6), 0, 0) over the three real tokens; the padded copy gets 0
+    big = math.exp(3.0 / math.sqrt(DIM))
+    assert beta[0, 0].tolist() == pytest.approx([big / (big + 2), 1 / (big + 2), 1 / (big + 2), 0])
+    assert beta[0, 1].tolist() == pytest.approx([1 / (big + 2), big / (big + 2), 1 / (big + 2), 0])
+    # c_t = sum_j beta_tj H_j
+    assert ctx[0, 0].tolist() == pytest.approx((beta[0, 0] @ tokens[0]).tolist())
+    assert ctx.shape == (1, 2, DIM)
+
+
+def test_token_pointer_learns_the_order_a_pooled_question_cannot_see():
+    enc = OrderedKeywordEncoder(model_id="test/ordered-keywords")
+    kg, questions = _ordered(12)
+    train, held_out = questions[:16], questions[16:]
+    pooled = _module(kg, enc)
+    _fit(pooled, train, steps=80)
+    assert _hits(pooled, held_out) <= 0.5 + 1e-9  # one bag of keywords, one walk, per pair
+    pointer = _module(kg, enc, question_tokens=True)
+    _fit(pointer, train, steps=80)
+    assert _hits(pointer, held_out) == 1.0
+    # the retriever passes the tokens too
+    r = _retriever(pointer, kg, enc)
+    res = r.retrieve(held_out[1])
+    assert res.answers[0].label == held_out[1].answers[0]
+
+
+def test_gradient_reaches_the_token_pointer():
+    enc = OrderedKeywordEncoder(model_id="test/ordered-keywords")
+    kg, questions = _ordered(2)
+    m = _module(kg, enc, question_tokens=True)
+    loss, _ = m._batch_loss([m.supervise(q) for q in questions])
+    loss.backward()
+    for name, p in [
+        ("W_k", m.net.token_key.weight),
+        ("W_c", m.net.token_recur.weight),
+        ("u_t", m.net.token_hop),
+        ("W_q^(t)", m.net.hop_query.weight),
+    ]:
+        assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+
+def test_question_tokens_needs_a_token_encoder():
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, _ = _people(2)
+    with pytest.raises(ValueError, match="needs a token encoder"):
+        _module(kg, enc, question_tokens=True)

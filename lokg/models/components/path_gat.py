@@ -16,6 +16,17 @@ Layers:
    (the graph context enters through the question-independent first term; matching the
    question against ``W_r e_r + W h_v`` instead is ``question_key="relation_node"``)
 
+   With ``question_tokens=True`` the hop query is not one projection of the pooled question
+   vector but of a per-hop *token attention* over the question's contextual token
+   embeddings ``H [T, d_q]`` (a learned mention pointer, in the manner of TransferNet's
+   step-wise question attention):
+
+   ``beta_t = softmax_j(<W_k H_j, u_t + W_c c_{t-1}> / sqrt(d'))``,  ``c_t = sum_j beta_tj H_j``
+
+   with ``c_{-1} = q`` (the pooled question), ``u_t`` a learned vector per hop; then
+   ``W_q^(t) c_t`` and ``W_s^(t) c_t`` replace ``W_q^(t) q`` and ``W_s^(t) q``.  One pooled
+   vector cannot say which relation the question names *first*; a pointer per hop can.
+
    and a stop option per node, ``logit_t(stop at u | q) = <W_s^(t) q, W h_u> / sqrt(d') + b_t``,
    soft-maxed together over u's steps (:func:`walk_log_probs`).  Without the question
    (``question_in_attention=False``, an ablation) ``W_q^(t) q`` and ``W_s^(t) q`` become
@@ -132,13 +143,16 @@ class QuestionPathGAT(nn.Module):
         question_key: what the hop query is matched against: ``"relation"`` (``W_r e_r``,
             default) or ``"relation_node"`` (``W_r e_r + W h_v``, Eq. (13)'s key; measured to
             memorise entity-specific chains on PathQuestion: docs/design/taimr.md).
+        question_tokens: hop queries from a per-hop attention over the question's token
+            embeddings (module doc) instead of the pooled question vector.
 
     Shapes:
         - **input:** ``x [n, d_v]``, ``edge_index [2, m]`` (step start -> end),
           ``step_relation [m]`` (rows of ``rel_feats``), ``rel_feats [2R, rel_dim]``,
           ``query [B, d_q]`` (``None`` without question) with ``edge_owner [m]`` and
           ``node_owner [n]``, each step's and node's question in a batch of B (not needed
-          for ``B = 1``)
+          for ``B = 1``); with ``question_tokens``: ``tokens [B, T, d_q]`` and
+          ``token_mask [B, T]`` (True = a token; ``None`` = all)
         - **output:** ``step_logits [m, L]``, ``stop_logits [n, L]``
     """
 
@@ -154,6 +168,7 @@ class QuestionPathGAT(nn.Module):
         question_in_attention: bool = True,
         negative_slope: float = 0.2,
         question_key: str = "relation",
+        question_tokens: bool = False,
     ):
         super().__init__()
         if question_key not in QUESTION_KEYS:
@@ -162,6 +177,9 @@ class QuestionPathGAT(nn.Module):
         self.hidden = hidden
         self.max_hops = max_hops
         self.question_in_attention = question_in_attention
+        if question_tokens and not question_in_attention:
+            raise ValueError("question_tokens=True needs question_in_attention=True")
+        self.question_tokens = question_tokens
         self.negative_slope = negative_slope
         self.gat = RelGAT(
             node_dim,
@@ -180,6 +198,10 @@ class QuestionPathGAT(nn.Module):
         else:
             self.hop_query_vec = nn.Parameter(torch.empty(max_hops, hidden))
             self.stop_query_vec = nn.Parameter(torch.empty(max_hops, hidden))
+        if question_tokens:
+            self.token_key = nn.Linear(query_dim, hidden, bias=False)  # W_k
+            self.token_recur = nn.Linear(query_dim, hidden, bias=False)  # W_c
+            self.token_hop = nn.Parameter(torch.empty(max_hops, hidden))  # u_t
         self.stop_bias = nn.Parameter(torch.zeros(max_hops))
         self.reset_parameters()
 
@@ -194,7 +216,47 @@ class QuestionPathGAT(nn.Module):
         else:
             nn.init.normal_(self.hop_query_vec, std=self.hidden**-0.5)
             nn.init.normal_(self.stop_query_vec, std=self.hidden**-0.5)
+        if self.question_tokens:
+            nn.init.xavier_uniform_(self.token_key.weight)
+            nn.init.xavier_uniform_(self.token_recur.weight)
+            nn.init.normal_(self.token_hop, std=self.hidden**-0.5)
         nn.init.zeros_(self.stop_bias)
+
+    def token_attention(
+        self, query: Tensor, tokens: Tensor, token_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """Per-hop question context ``c_t`` and the attention ``beta_t`` over tokens.
+
+        Shapes:
+            - **input:** ``query [B, d_q]``, ``tokens [B, T, d_q]``, ``token_mask [B, T]``
+            - **output:** ``c [B, L, d_q]``, ``beta [B, L, T]``
+        """
+        keys = self.token_key(tokens)  # [B, T, d']
+        prev, contexts, betas = query, [], []
+        for t in range(self.max_hops):
+            u = self.token_hop[t] + self.token_recur(prev)  # [B, d']
+            logits = (keys * u.unsqueeze(1)).sum(-1) / math.sqrt(self.hidden)  # [B, T]
+            if token_mask is not None:
+                logits = logits.masked_fill(~token_mask, float("-inf"))
+            beta = logits.softmax(-1)
+            prev = (beta.unsqueeze(-1) * tokens).sum(1)  # c_t [B, d_q]
+            contexts.append(prev)
+            betas.append(beta)
+        return torch.stack(contexts, 1), torch.stack(betas, 1)
+
+    def _hop_queries(
+        self, query: Tensor, tokens: Tensor | None, token_mask: Tensor | None
+    ) -> tuple[Tensor, Tensor]:
+        """``(W_q^(t) ., W_s^(t) .)`` of the pooled question or of ``c_t``: ``[B, L, d']`` each."""
+        L, C = self.max_hops, self.hidden
+        if not self.question_tokens:
+            return self.hop_query(query).view(-1, L, C), self.stop_query(query).view(-1, L, C)
+        if tokens is None:
+            raise ValueError("QuestionPathGAT(question_tokens=True) needs the question's tokens")
+        ctx, _ = self.token_attention(query, tokens, token_mask)  # [B, L, d_q]
+        w_hop = self.hop_query.weight.view(L, C, -1)  # [L, d', d_q]
+        w_stop = self.stop_query.weight.view(L, C, -1)
+        return torch.einsum("lcd,bld->blc", w_hop, ctx), torch.einsum("lcd,bld->blc", w_stop, ctx)
 
     def forward(
         self,
@@ -205,12 +267,18 @@ class QuestionPathGAT(nn.Module):
         query: Tensor | None = None,
         edge_owner: Tensor | None = None,
         node_owner: Tensor | None = None,
+        tokens: Tensor | None = None,
+        token_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         if self.question_in_attention and query is None:
             raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
         L, C = self.max_hops, self.hidden
         if query is not None:
             query = query.reshape(-1, query.size(-1))  # [B, d_q]
+            if tokens is not None:
+                tokens = tokens.reshape(query.size(0), -1, tokens.size(-1))  # [B, T, d_q]
+                if token_mask is not None:
+                    token_mask = token_mask.reshape(query.size(0), -1)
             if query.size(0) == 1:
                 edge_owner = node_owner = None  # one question: broadcast
         h, _ = self.gat(
@@ -231,8 +299,7 @@ class QuestionPathGAT(nn.Module):
         )  # [m]  # fmt: skip
         key = rp if self.question_key == "relation" else rp + hp[dst]  # [m, d']
         if self.question_in_attention:
-            q_hop = self.hop_query(query).view(-1, L, C)  # [B, L, d']
-            q_stop = self.stop_query(query).view(-1, L, C)
+            q_hop, q_stop = self._hop_queries(query, tokens, token_mask)  # [B, L, d']
             if edge_owner is not None:
                 q_hop, q_stop = q_hop[edge_owner], q_stop[node_owner]  # [m | n, L, d']
         else:
