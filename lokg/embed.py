@@ -214,8 +214,9 @@ class SentenceEncoder:
     @torch.no_grad()
     def encode_tokens(self, texts: Sequence[str], kind: Kind = "query") -> list[np.ndarray]:
         """Contextual token embeddings of ``texts``: one ``[T_i, d]`` float32 array per text
-        (the model's last hidden states of its non-padding tokens, before pooling), kept in
-        memory per distinct text.  The learned walk attends over them per hop
+        (the model's last hidden states of its word-piece tokens, before pooling; padding and
+        the tokenizer's special tokens such as ``[CLS]``/``[SEP]`` left out), kept in memory
+        per distinct text.  The learned walk attends over them per hop
         (:class:`~lokg.models.components.path_gat.QuestionPathGAT`)."""
         if isinstance(texts, str):
             raise TypeError("encode_tokens expects a sequence of strings, got a single str")
@@ -228,12 +229,14 @@ class SentenceEncoder:
             assert self._tokenizer is not None and self._model is not None
             tok = self._tokenizer(
                 chunk, padding=True, truncation=True, max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self.device)  # fmt: skip
-            hidden = self._model(**tok).last_hidden_state.float().cpu().numpy()  # [B, L, d]
-            lengths = tok["attention_mask"].sum(1).tolist()
-            for text, h, n in zip(chunk, hidden, lengths, strict=True):
-                self._tokens[text] = h[: int(n)].copy()
+                return_tensors="pt", return_special_tokens_mask=True,
+            )  # fmt: skip
+            special = tok.pop("special_tokens_mask").bool()
+            keep = tok["attention_mask"].bool() & ~special  # [B, L]
+            hidden = self._model(**tok.to(self.device)).last_hidden_state.float().cpu()
+            for text, h, k in zip(chunk, hidden, keep, strict=True):
+                rows = h[k] if bool(k.any()) else h[:1]  # an empty text keeps one token
+                self._tokens[text] = rows.numpy().copy()
         return [self._tokens[t] for t in full]
 
     @property

@@ -292,7 +292,12 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
     def token_encoder(texts: list[str]) -> list[torch.Tensor]:
         return [torch.from_numpy(t) for t in embedder.encode_tokens(texts, kind="query")]
 
-    model.set_graph(art.kg, feats, rel, names, query_encoder, token_encoder)
+    question_lm = None
+    if model.hparams.question_encoder == "finetune":
+        from lokg.models.components.question_lm import QuestionLM
+
+        question_lm = QuestionLM.from_encoder(embedder)
+    model.set_graph(art.kg, feats, rel, names, query_encoder, token_encoder, question_lm)
 
 
 def run_walk_stage(
@@ -325,6 +330,8 @@ def run_walk_stage(
         "question_in_attention": hp.question_in_attention,
         "question_key": hp.question_key,
         "question_tokens": hp.question_tokens,
+        "graph_context": hp.graph_context,
+        "question_encoder": hp.question_encoder,
         "relation_source": hp.relation_source,
         "both_directions": hp.both_directions,
     }
@@ -337,8 +344,9 @@ def run_walk_stage(
     }
     with atomic_directory(out) as tmp:
         save_walk_network(
-            tmp, model.net, architecture, model.relation_table.weight.detach().cpu().numpy(), meta
-        )
+            tmp, model.net, architecture, model.relation_table.weight.detach().cpu().numpy(), meta,
+            question_lm=model.question_lm,
+        )  # fmt: skip
         OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
     mark_latest(datamodule.artifact_dir, "qgat", out)
     log.info("walk model artifacts: %s", out)

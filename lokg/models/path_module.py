@@ -37,6 +37,7 @@ from lokg.typing import Question
 __all__ = ["PathGATModule", "SupervisedQuestion", "pad_tokens", "rank_answers"]
 
 RELATION_SOURCES = ("fixed", "learned", "none")
+QUESTION_ENCODERS = ("frozen", "finetune")
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,12 @@ class PathGATModule(pl.LightningModule):
         question_key: ``"relation"`` or ``"relation_node"`` (:class:`QuestionPathGAT`).
         question_tokens: hop queries from a per-hop attention over the question's token
             embeddings (:class:`QuestionPathGAT`); needs ``token_encoder`` in ``set_graph``.
+        graph_context: node states from the RelGAT enter the scores (``False``: relation and
+            question only, :class:`QuestionPathGAT`).
+        question_encoder: ``"frozen"`` (the sentence encoder's cached vectors) or
+            ``"finetune"`` (:class:`~lokg.models.components.question_lm.QuestionLM`, a copy of
+            it trained end to end; ``set_graph(question_lm=...)``).
+        encoder_lr: learning rate of the fine-tuned encoder (the rest uses ``optimizer``'s).
         optimizer: ``functools.partial`` of a torch optimizer (``None`` = Adam 1e-3).
     """
 
@@ -115,9 +122,17 @@ class PathGATModule(pl.LightningModule):
         max_paths: int = 32,
         question_key: str = "relation",
         question_tokens: bool = False,
+        graph_context: bool = True,
+        question_encoder: str = "frozen",
+        encoder_lr: float = 5e-5,
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
     ):
         super().__init__()
+        if question_encoder not in QUESTION_ENCODERS:
+            raise ValueError(
+                f"model.question_encoder must be one of {QUESTION_ENCODERS}, got "
+                f"{question_encoder!r}"
+            )
         if relation_source not in RELATION_SOURCES:
             raise ValueError(
                 f"model.relation_source must be one of {RELATION_SOURCES}, got {relation_source!r}"
@@ -127,7 +142,7 @@ class PathGATModule(pl.LightningModule):
         rel_dim = transe_dim + name_dim + 1
         self.net = QuestionPathGAT(
             node_dim, rel_dim, node_dim, hidden, heads, dropout, max_hops,
-            question_in_attention, question_key=question_key, question_tokens=question_tokens,
+            question_in_attention, question_key=question_key, question_tokens=question_tokens, graph_context=graph_context,
         )  # fmt: skip
         self.relation_table = nn.Embedding(num_relations, transe_dim)
         nn.init.normal_(self.relation_table.weight, std=transe_dim**-0.5)
@@ -140,6 +155,7 @@ class PathGATModule(pl.LightningModule):
         self.node_features: Tensor | None = None
         self.query_encoder: Callable[[list[str]], Tensor] | None = None
         self.token_encoder: Callable[[list[str]], list[Tensor]] | None = None
+        self.question_lm: nn.Module | None = None
         self._supervised: dict[str, SupervisedQuestion] = {}
 
     # ------------------------------------------------------------------ wiring
@@ -151,11 +167,13 @@ class PathGATModule(pl.LightningModule):
         relation_names: Tensor | None,
         query_encoder: Callable[[list[str]], Tensor],
         token_encoder: Callable[[list[str]], list[Tensor]] | None = None,
+        question_lm: nn.Module | None = None,
     ) -> None:
         """Attach the graph, node features ``[E, d_v]``, TransE e_r ``[R, d_r]``, relation-name
         embeddings ``[R, d_n]``, the question encoder (``[B, d_q]``) and, for
-        ``question_tokens``, the token encoder (one ``[T_i, d_q]`` per question); call
-        before ``fit``."""
+        ``question_tokens``, the token encoder (one ``[T_i, d_q]`` per question), or for
+        ``question_encoder="finetune"`` the trainable encoder replacing both; call before
+        ``fit``."""
         hp = self.hparams
         if kg.num_relations != hp.num_relations:
             raise ValueError(
@@ -177,7 +195,11 @@ class PathGATModule(pl.LightningModule):
                 self.relation_names.copy_(torch.as_tensor(relation_names))
         self.kg = kg
         self.node_features = node_features.float()
-        if hp.question_tokens and token_encoder is None:
+        if hp.question_encoder == "finetune":
+            if question_lm is None:
+                raise ValueError("model.question_encoder=finetune needs the question encoder")
+            self.question_lm = question_lm
+        elif hp.question_tokens and token_encoder is None:
             raise ValueError("model.question_tokens=true needs a token encoder")
         self.query_encoder = query_encoder
         self.token_encoder = token_encoder
@@ -238,13 +260,18 @@ class PathGATModule(pl.LightningModule):
         rel = torch.as_tensor(
             np.concatenate([g.step_relation for g in graphs]), dtype=torch.long, device=device
         )
-        q = self.query_encoder(list(questions)).to(device).float()  # [B, d_q]
+        tokens = mask = None
+        if self.question_lm is not None:
+            q, tokens, mask = self.question_lm(list(questions))  # [B, d_q], [B, T, d_q]
+            if not self.hparams.question_tokens:
+                tokens = mask = None
+        else:
+            q = self.query_encoder(list(questions)).to(device).float()  # [B, d_q]
+            if self.hparams.question_tokens:
+                assert self.token_encoder is not None
+                tokens, mask = pad_tokens(self.token_encoder(list(questions)), device)
         owner_m = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_m), device=device)
         owner_n = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_n), device=device)
-        tokens = mask = None
-        if self.hparams.question_tokens:
-            assert self.token_encoder is not None
-            tokens, mask = pad_tokens(self.token_encoder(list(questions)), device)
         step, stop = self.net(
             x, edge_index, rel, self.rel_feats(), q, owner_m, owner_n, tokens, mask
         )
@@ -321,7 +348,13 @@ class PathGATModule(pl.LightningModule):
         return super().transfer_batch_to_device(batch, device, dataloader_idx)
 
     def configure_optimizers(self):
-        params = [p for p in self.parameters() if p.requires_grad]
+        lm = set() if self.question_lm is None else {id(p) for p in self.question_lm.parameters()}
+        params = [p for p in self.parameters() if p.requires_grad and id(p) not in lm]
+        groups: list[dict] = [{"params": params}]
+        if self.question_lm is not None:
+            groups.append(
+                {"params": list(self.question_lm.parameters()), "lr": self.hparams.encoder_lr}
+            )
         if self.optimizer_factory is None:
-            return torch.optim.Adam(params, lr=1e-3)
-        return self.optimizer_factory(params=params)
+            return torch.optim.Adam(groups, lr=1e-3)
+        return self.optimizer_factory(params=groups)

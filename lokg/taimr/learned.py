@@ -29,6 +29,7 @@ import torch
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.components.path_gat import QuestionPathGAT, relation_features, walk_log_probs
+from lokg.models.components.question_lm import QuestionLM
 from lokg.retrieval import (
     RankedAnswer,
     RetrievalResult,
@@ -45,6 +46,7 @@ __all__ = ["LearnedPathRetriever", "WalkModel", "build_learned", "relation_name"
 #: file names inside a ``qgat-<key>/`` artifact directory
 MODEL_FILE = "walk_model.pt"
 META_FILE = "qgat.json"
+QUESTION_ENCODER_DIR = "question_encoder"
 
 
 def relation_name(label: str) -> str:
@@ -72,6 +74,8 @@ class WalkModel:
             KG the model was not trained on and has no TransE).
         transe_dim: d_r the network expects.
         use_names: whether the network was trained with relation-name features.
+        question_lm: the question encoder fine-tuned with the network (``None``: the
+            network was trained on ``encoder``'s frozen question vectors).
     """
 
     def __init__(
@@ -82,12 +86,31 @@ class WalkModel:
         transe: np.ndarray | None,
         transe_dim: int,
         use_names: bool = True,
+        question_lm: QuestionLM | None = None,
     ):
         self.net = net.eval()
+        self.question_lm = question_lm
+        self._lm_cache: dict[str, tuple] = {}
         self.kg = kg
         self.encoder = encoder
         names = relation_names(kg, encoder) if use_names else None
         self.rel_feats = relation_features(transe, names, kg.num_relations, transe_dim)
+
+    @torch.no_grad()
+    def question(self, question: str) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """``(q [1, d_q], tokens [1, T, d_q] | None, mask [1, T] | None)`` as the network was
+        trained on them (fine-tuned encoder, else the frozen encoder's vectors)."""
+        if self.question_lm is not None:
+            if question not in self._lm_cache:
+                if len(self._lm_cache) >= 4096:
+                    self._lm_cache.clear()
+                self._lm_cache[question] = self.question_lm.encode([question])
+            q, tokens, mask = self._lm_cache[question]
+            return (q, tokens, mask) if self.net.question_tokens else (q, None, None)
+        q = torch.from_numpy(np.asarray(self.encoder.encode([question], kind="query"), np.float32))
+        if not self.net.question_tokens:
+            return q, None, None
+        return q, torch.from_numpy(self.encoder.encode_tokens([question], "query")[0])[None], None
 
     @torch.no_grad()
     def log_probs(self, graph: WalkGraph, question: str) -> tuple[np.ndarray, np.ndarray]:
@@ -95,13 +118,12 @@ class WalkModel:
         kg = self.kg
         names = [kg.entity_name(int(e)) for e in graph.nodes]
         x = torch.from_numpy(np.asarray(self.encoder.encode(names, kind="passage"), np.float32))
-        q = torch.from_numpy(np.asarray(self.encoder.encode([question], kind="query"), np.float32))
+        q, tokens, mask = self.question(question)
         edge_index = torch.from_numpy(np.stack([graph.src, graph.dst]))
         rel = torch.from_numpy(graph.step_relation)
-        tokens = None
-        if self.net.question_tokens:
-            tokens = torch.from_numpy(self.encoder.encode_tokens([question], "query")[0])[None]
-        step, stop = self.net(x, edge_index, rel, self.rel_feats, q, tokens=tokens)  # B = 1
+        step, stop = self.net(
+            x, edge_index, rel, self.rel_feats, q, tokens=tokens, token_mask=mask
+        )  # B = 1
         step_lp, stop_lp = walk_log_probs(step, stop, edge_index[0], graph.num_nodes)
         return step_lp.double().numpy(), stop_lp.double().numpy()
 
@@ -213,20 +235,24 @@ def save_walk_network(
     architecture: dict,
     relation_table: np.ndarray,
     meta: dict | None = None,
+    question_lm=None,
 ) -> None:
     """Write a walk-model artifact: ``walk_model.pt`` (the network's state dict),
-    ``relation_table.npy`` (the e_r it was trained with) and ``qgat.json`` (``architecture``
-    as :func:`build_learned` reads it, plus ``meta``)."""
+    ``relation_table.npy`` (the e_r it was trained with), ``qgat.json`` (``architecture``
+    as :func:`build_learned` reads it, plus ``meta``) and, for a fine-tuned question
+    encoder, ``question_encoder/`` (``save_pretrained`` layout)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     torch.save({k: v.detach().cpu() for k, v in net.state_dict().items()}, directory / MODEL_FILE)
     np.save(directory / "relation_table.npy", np.asarray(relation_table, dtype=np.float32))
     body = {**(meta or {}), "architecture": architecture}
+    if question_lm is not None:
+        question_lm.save(directory / QUESTION_ENCODER_DIR)
     (directory / META_FILE).write_text(json.dumps(body, indent=1), encoding="utf-8")
 
 
 @functools.lru_cache(maxsize=8)
-def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict]:
+def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict, QuestionLM | None]:
     """The network exported by ``train.py experiment=train_qgat`` and its metadata (loaded
     once per directory: per-question-subgraph datasets build a retriever per question)."""
     meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
@@ -242,9 +268,14 @@ def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict]:
         a["question_in_attention"],
         question_key=a.get("question_key", "relation"),
         question_tokens=a.get("question_tokens", False),
+        graph_context=a.get("graph_context", True),
     )
     net.load_state_dict(torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True))
-    return net.eval(), meta
+    lm = None
+    if a.get("question_encoder", "frozen") == "finetune":
+        prefix = (meta.get("embedder") or {}).get("query_prefix", "")
+        lm = QuestionLM(directory / QUESTION_ENCODER_DIR, prefix).eval()
+    return net.eval(), meta, lm
 
 
 def build_learned(
@@ -273,7 +304,7 @@ def build_learned(
         )
     if fallback not in ("semantic", "none"):
         raise ValueError(f"retriever.fallback must be 'semantic' or 'none', got {fallback!r}")
-    net, meta = _load_walk_network(Path(model_dir).resolve())
+    net, meta, lm = _load_walk_network(Path(model_dir).resolve())
     a = meta["architecture"]
     # e_r for this graph: the free table the model learned applies only to the relation
     # vocabulary it was trained on (per-question subgraphs share it); TransE's must have the
@@ -287,7 +318,7 @@ def build_learned(
     elif a["relation_source"] == "fixed" and relation_embeddings is not None:
         shape_ok = relation_embeddings.shape == (kg.num_relations, a["transe_dim"])
         transe = relation_embeddings if shape_ok else None
-    model = WalkModel(net, kg, encoder, transe, a["transe_dim"], a["name_dim"] > 0)
+    model = WalkModel(net, kg, encoder, transe, a["transe_dim"], a["name_dim"] > 0, lm)
     fb = None
     if fallback == "semantic":
         from lokg.taimr.retriever import SemanticRetriever

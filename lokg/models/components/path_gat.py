@@ -145,6 +145,9 @@ class QuestionPathGAT(nn.Module):
             memorise entity-specific chains on PathQuestion: docs/design/taimr.md).
         question_tokens: hop queries from a per-hop attention over the question's token
             embeddings (module doc) instead of the pooled question vector.
+        graph_context: run the RelGAT and let node states enter the step and stop logits
+            (default); ``False`` scores a step by its relation and the question alone (the
+            first logit term keeps only ``a_rel^T W_r e_r``; stop has a learned key).
 
     Shapes:
         - **input:** ``x [n, d_v]``, ``edge_index [2, m]`` (step start -> end),
@@ -169,6 +172,7 @@ class QuestionPathGAT(nn.Module):
         negative_slope: float = 0.2,
         question_key: str = "relation",
         question_tokens: bool = False,
+        graph_context: bool = True,
     ):
         super().__init__()
         if question_key not in QUESTION_KEYS:
@@ -181,14 +185,20 @@ class QuestionPathGAT(nn.Module):
             raise ValueError("question_tokens=True needs question_in_attention=True")
         self.question_tokens = question_tokens
         self.negative_slope = negative_slope
-        self.gat = RelGAT(
-            node_dim,
-            rel_dim,
-            hidden,
-            heads,
-            dropout,
-            query_dim=query_dim if question_in_attention else None,
-        )
+        if not graph_context and question_key != "relation":
+            raise ValueError("graph_context=False needs question_key='relation' (no node states)")
+        self.graph_context = graph_context
+        if graph_context:
+            self.gat = RelGAT(
+                node_dim,
+                rel_dim,
+                hidden,
+                heads,
+                dropout,
+                query_dim=query_dim if question_in_attention else None,
+            )
+        else:
+            self.stop_key = nn.Parameter(torch.empty(hidden))
         self.lin = nn.Linear(hidden, hidden, bias=False)  # W
         self.lin_rel = nn.Linear(rel_dim, hidden, bias=False)  # W_r
         self.att = nn.Parameter(torch.empty(3, hidden))  # a = [a_src || a_dst || a_rel]
@@ -206,7 +216,10 @@ class QuestionPathGAT(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        self.gat.reset_parameters()
+        if self.graph_context:
+            self.gat.reset_parameters()
+        else:
+            nn.init.normal_(self.stop_key, std=self.hidden**-0.5)
         nn.init.xavier_uniform_(self.lin.weight)
         nn.init.xavier_uniform_(self.lin_rel.weight)
         nn.init.xavier_uniform_(self.att)
@@ -231,6 +244,7 @@ class QuestionPathGAT(nn.Module):
             - **input:** ``query [B, d_q]``, ``tokens [B, T, d_q]``, ``token_mask [B, T]``
             - **output:** ``c [B, L, d_q]``, ``beta [B, L, T]``
         """
+        tokens = F.normalize(tokens, dim=-1)  # unit rows, as pooled sentence vectors are
         keys = self.token_key(tokens)  # [B, T, d']
         prev, contexts, betas = query, [], []
         for t in range(self.max_hops):
@@ -281,22 +295,26 @@ class QuestionPathGAT(nn.Module):
                     token_mask = token_mask.reshape(query.size(0), -1)
             if query.size(0) == 1:
                 edge_owner = node_owner = None  # one question: broadcast
-        h, _ = self.gat(
-            x,
-            edge_index,
-            step_relation,
-            rel_feats,
-            query if self.question_in_attention else None,
-            edge_owner,
-        )  # [n, d']
-        hp = self.lin(h)  # [n, d']
         rp = self.lin_rel(rel_feats)[step_relation]  # [m, d']
         src, dst = edge_index
-        base = F.leaky_relu(
-            (hp * self.att[0]).sum(-1)[src] + (hp * self.att[1]).sum(-1)[dst]
-            + (rp * self.att[2]).sum(-1),
-            self.negative_slope,
-        )  # [m]  # fmt: skip
+        hp = None
+        if self.graph_context:
+            h, _ = self.gat(
+                x,
+                edge_index,
+                step_relation,
+                rel_feats,
+                query if self.question_in_attention else None,
+                edge_owner,
+            )  # [n, d']
+            hp = self.lin(h)  # [n, d']
+            base = F.leaky_relu(
+                (hp * self.att[0]).sum(-1)[src] + (hp * self.att[1]).sum(-1)[dst]
+                + (rp * self.att[2]).sum(-1),
+                self.negative_slope,
+            )  # [m]  # fmt: skip
+        else:  # the relation's own prior only: no entity enters the score
+            base = F.leaky_relu((rp * self.att[2]).sum(-1), self.negative_slope)  # [m]
         key = rp if self.question_key == "relation" else rp + hp[dst]  # [m, d']
         if self.question_in_attention:
             q_hop, q_stop = self._hop_queries(query, tokens, token_mask)  # [B, L, d']
@@ -306,5 +324,9 @@ class QuestionPathGAT(nn.Module):
             q_hop = self.hop_query_vec.unsqueeze(0)  # [1, L, d']
             q_stop = self.stop_query_vec.unsqueeze(0)
         step = base.unsqueeze(1) + (q_hop * key.unsqueeze(1)).sum(-1) / math.sqrt(C)  # [m, L]
-        stop = (q_stop * hp.unsqueeze(1)).sum(-1) / math.sqrt(C) + self.stop_bias  # [n, L]
+        if hp is not None:
+            stop = (q_stop * hp.unsqueeze(1)).sum(-1) / math.sqrt(C) + self.stop_bias  # [n, L]
+        else:  # stop is one more "relation" with a learned key
+            stop = (q_stop * self.stop_key).sum(-1) / math.sqrt(C) + self.stop_bias
+            stop = stop.expand(x.size(0), L)  # [n, L]
         return step, stop
