@@ -318,23 +318,7 @@ def run_walk_stage(
         cfg.model, cfg.trainer.get("max_epochs"), cfg.embedder, str(art.scos_dir), seed
     )
     out = stage_dir(datamodule.artifact_dir, "qgat", key)
-    architecture = {
-        "node_dim": hp.node_dim,
-        "rel_dim": hp.transe_dim + hp.name_dim + 1,
-        "query_dim": hp.node_dim,
-        "name_dim": hp.name_dim,
-        "transe_dim": hp.transe_dim,
-        "hidden": hp.hidden,
-        "heads": hp.heads,
-        "max_hops": hp.max_hops,
-        "question_in_attention": hp.question_in_attention,
-        "question_key": hp.question_key,
-        "question_tokens": hp.question_tokens,
-        "graph_context": hp.graph_context,
-        "question_encoder": hp.question_encoder,
-        "relation_source": hp.relation_source,
-        "both_directions": hp.both_directions,
-    }
+    architecture = model.architecture()
     meta = {
         "kg_fingerprint": art.kg.fingerprint(),
         "scos_dir": str(art.scos_dir) if art.scos_dir else None,

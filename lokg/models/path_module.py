@@ -205,6 +205,28 @@ class PathGATModule(pl.LightningModule):
         self.token_encoder = token_encoder
         self._supervised = {}
 
+    def architecture(self) -> dict:
+        """What :func:`lokg.taimr.learned.build_learned` needs to rebuild the network
+        (recorded in the exported ``qgat.json``)."""
+        hp = self.hparams
+        return {
+            "node_dim": hp.node_dim,
+            "rel_dim": hp.transe_dim + hp.name_dim + 1,
+            "query_dim": hp.node_dim,
+            "name_dim": hp.name_dim,
+            "transe_dim": hp.transe_dim,
+            "hidden": hp.hidden,
+            "heads": hp.heads,
+            "max_hops": hp.max_hops,
+            "question_in_attention": hp.question_in_attention,
+            "question_key": hp.question_key,
+            "question_tokens": hp.question_tokens,
+            "graph_context": hp.graph_context,
+            "question_encoder": hp.question_encoder,
+            "relation_source": hp.relation_source,
+            "both_directions": hp.both_directions,
+        }
+
     def rel_feats(self) -> Tensor:
         """``[2R, d_r + d_n + 1]`` step-relation features (:func:`relation_features`)."""
         hp = self.hparams
@@ -247,7 +269,8 @@ class PathGATModule(pl.LightningModule):
 
         Returns ``(step_logp [m], stop_logp [n], step offsets, node offsets)``.
         """
-        assert self.node_features is not None and self.query_encoder is not None
+        assert self.node_features is not None
+        assert self.query_encoder is not None or self.question_lm is not None
         device = self.relation_table.weight.device
         sizes_n = [g.num_nodes for g in graphs]
         sizes_m = [g.num_steps for g in graphs]

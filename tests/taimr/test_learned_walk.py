@@ -460,3 +460,51 @@ def test_question_tokens_needs_a_token_encoder():
     kg, _ = _people(2)
     with pytest.raises(ValueError, match="needs a token encoder"):
         _module(kg, enc, question_tokens=True)
+
+
+# --------------------------------------------------------------------------- fine-tuned encoder
+
+
+def test_finetuned_question_encoder_trains_and_travels_with_the_model(tmp_path):
+    """``question_encoder=finetune``: the path loss reaches the sentence encoder's own
+    weights, and the exported artifact carries the trained encoder, so retrieval encodes
+    questions exactly as training did."""
+    from lokg.embed import SentenceEncoder
+    from lokg.models.components.question_lm import QuestionLM
+    from lokg.taimr.learned import build_learned, save_walk_network
+
+    enc = SentenceEncoder()  # the bundled all-MiniLM-L6-v2
+    kg, questions = _people(2)
+    d = enc.dim
+    torch.manual_seed(0)
+    m = PathGATModule(
+        kg.num_relations, node_dim=d, name_dim=d, transe_dim=4, hidden=16, heads=2,
+        dropout=0.0, max_hops=2, beam_width=16, max_fanout=None, question_tokens=True,
+        graph_context=False, question_encoder="finetune", encoder_lr=1e-3,
+    )  # fmt: skip
+    feats = torch.from_numpy(enc.encode([kg.entity_name(e) for e in range(kg.num_entities)]))
+    names = torch.from_numpy(
+        enc.encode([relation_name(kg.relations.label(r)) for r in range(kg.num_relations)])
+    )
+    lm = QuestionLM.from_encoder(enc)
+    m.set_graph(kg, feats, torch.randn(kg.num_relations, 4), names, None, None, lm)
+    before, _, _ = lm.encode([questions[0].text])
+    # the frozen encoder and the untrained copy agree on the pooled question vector
+    assert before[0].numpy() == pytest.approx(enc.encode([questions[0].text], "query")[0], abs=1e-5)
+    opt = m.configure_optimizers()
+    assert [g["lr"] for g in opt.param_groups][1] == 1e-3  # encoder_lr for the encoder
+    loss, _ = m._batch_loss([m.supervise(q) for q in questions])
+    loss.backward()
+    grad = lm.lm.embeddings.word_embeddings.weight.grad
+    assert grad is not None and grad.abs().sum() > 0
+    opt.step()
+    after, _, _ = lm.encode([questions[0].text])
+    assert not torch.allclose(before, after)
+    save_walk_network(tmp_path, m.net, m.architecture(), m.relation_table.weight.detach().numpy(),
+                      {"embedder": {"query_prefix": ""}}, question_lm=lm)  # fmt: skip
+    r = build_learned(kg, enc, tmp_path, max_hops=2, beam_width=16)
+    q, tokens, mask = r.model.question(questions[0].text)
+    assert torch.allclose(q, after, atol=1e-5) and tokens is not None
+    # [CLS] and [SEP] are not pointed at: only the word pieces between them
+    assert mask[0].tolist() == [False] + [True] * (mask.size(1) - 2) + [False]
+    assert r.retrieve(questions[0]).paths
