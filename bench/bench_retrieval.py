@@ -30,9 +30,11 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from omegaconf import DictConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -40,6 +42,7 @@ from _data import DATASETS, bench_root, compose, load_datamodule, split_question
 
 from lokg.evaluate import run
 from lokg.pipeline import LOKG
+from lokg.typing import Question
 
 #: row -> (overrides, walk-model architecture it needs or None)
 ROWS: dict[str, tuple[list[str], dict | None]] = {
@@ -82,6 +85,52 @@ def walk_model_dir(dataset_dir: Path, want: dict) -> Path:
     return max(found)[2]
 
 
+def row_config(
+    data: str,
+    row: str,
+    split: str,
+    budget: int,
+    limit: int | None = None,
+    tag: str = "",
+    walk_dir: Path | None = None,
+) -> DictConfig:
+    """The evaluate config of one table row on ``data`` (extractive reader, no logger).
+
+    ``tag`` is appended to the recorded configuration label (``bench:<row><tag>``), so runs
+    on other questions (``bench/bench_question_style.py``) are recorded apart.  ``walk_dir``
+    pins a walk-model row's ``qgat-*`` artifact (default: :func:`walk_model_dir`).
+    """
+    overrides, want = ROWS[row]
+    base = [f"data={data}", "llm=extractive", f"budget={budget}", "~logger"]
+    extra = []
+    if want is not None:
+        if walk_dir is None:
+            walk_dir = walk_model_dir(load_datamodule(compose(data)).artifact_dir, want)
+        extra = [f"retriever.model_dir={walk_dir}"]
+    slug = row.replace(" ", "_").replace(",", "")
+    label = [f"method='{row}'", f"configuration=bench:{slug}{tag}"]
+    ov = [*base, *overrides, *extra, f"split={split}", *label]
+    if limit:
+        ov.append(f"limit={limit}")
+    return compose(data, ov[1:])
+
+
+def measure_row(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
+    """Run ``cfg`` (on ``questions`` when given, else its split) through ``lokg.evaluate.run``
+    and return its row: Hits@1, coverage at B, evidence tokens, empty contexts, n, and the
+    per-question ``records`` (for breakdowns)."""
+    out = run(cfg, questions)
+    m = out["metrics"]
+    return {
+        "hits@1": m["hits@1"],
+        "coverage": m["coverage"],
+        "tokens": m["evidence_tok/q"],
+        "empty": int(m["empty_contexts"]),
+        "n": len(out["records"]),
+        "records": out["records"],
+    }
+
+
 def warm_p50_ms(cfg, dm, questions) -> float:
     """Median time of a second retrieval of the same question (caches warm), in ms."""
     from lokg.llm import build_reader
@@ -110,34 +159,12 @@ def main() -> int:
     table = []
     for data in args.data:
         for row in args.rows:
-            overrides, want = ROWS[row]
-            base = [f"data={data}", "llm=extractive", f"budget={args.budget}", "~logger"]
-            extra = []
-            if want is not None:
-                dm0 = load_datamodule(compose(data))
-                extra = [f"retriever.model_dir={walk_model_dir(dm0.artifact_dir, want)}"]
-            slug = row.replace(" ", "_").replace(",", "")
-            label = [f"method='{row}'", f"configuration=bench:{slug}"]
-            ov = [*base, *overrides, *extra, f"split={args.split}", *label]
-            if args.limit:
-                ov.append(f"limit={args.limit}")
-            cfg = compose(data, ov[1:])
-            out = run(cfg)
-            m = out["metrics"]
+            cfg = row_config(data, row, args.split, args.budget, args.limit)
+            result = measure_row(cfg)
             dm = load_datamodule(cfg)
             qs = split_questions(dm, args.split, args.latency_n)
-            table.append(
-                {
-                    "data": data,
-                    "row": row,
-                    "hits@1": m["hits@1"],
-                    "coverage": m["coverage"],
-                    "tokens": m["evidence_tok/q"],
-                    "p50_ms": warm_p50_ms(cfg, dm, qs),
-                    "empty": int(m["empty_contexts"]),
-                    "n": len(out["records"]),
-                }
-            )
+            p50 = warm_p50_ms(cfg, dm, qs)
+            table.append({"data": data, "row": row, **result, "p50_ms": p50})
     print(f"\nretriever-only, split={args.split}, B={args.budget} (extractive reader: no LLM)")
     print(
         f"{'data':<6} {'row':<36} {'hits@1':>7} {'cov@B':>7} {'tok':>6} {'p50 ms':>7} "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import hydra
@@ -33,6 +34,7 @@ from lokg.paper import departures, gat_departures
 from lokg.pipeline import LOKG, check_budget_scope
 from lokg.tokens import check_budget
 from lokg.train import format_stats, instantiate_list, resolve_seed
+from lokg.typing import Question
 
 log = logging.getLogger(__name__)
 
@@ -177,9 +179,12 @@ def recorded_ablation(cfg: DictConfig) -> str:
     return label
 
 
-def run(cfg: DictConfig) -> dict:
+def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
     """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics.
 
+    ``questions``: ask these instead of the split's (e.g. a restyled split,
+    ``bench/bench_question_style.py``), on the split's graph; a digest of their records joins
+    the run key, so a changed set never resumes another set's results.
     ``show=<question id>``: write that question's evidence page instead (lokg.show).
     """
     if cfg.get("show") is not None:
@@ -204,7 +209,8 @@ def run(cfg: DictConfig) -> dict:
         datamodule.prepare_data()
         datamodule.setup("test")
         print(format_stats(datamodule.summary()), flush=True)
-        questions = datamodule.questions[cfg.split]
+        given = questions is not None
+        questions = list(questions) if given else datamodule.questions[cfg.split]
         if cfg.limit is not None:
             questions = questions[: cfg.limit]
         if not questions:
@@ -219,7 +225,10 @@ def run(cfg: DictConfig) -> dict:
             for line in gat_departures(gat_cfg):
                 departed.append(line)
                 print(f"  - {line}", flush=True)
-        key = run_key(cfg, pipeline.provenance)
+        provenance = dict(pipeline.provenance)
+        if given:
+            provenance["questions"] = config_key([q.to_json() for q in questions])
+        key = run_key(cfg, provenance)
         run_dir = Path(cfg.paths.log_dir) / "evaluate" / "results" / datamodule.name / key
         writer = ResultsWriter(run_dir / "results.jsonl", fingerprint=key)
         try:
