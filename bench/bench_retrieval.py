@@ -44,40 +44,55 @@ from lokg.evaluate import run
 from lokg.pipeline import LOKG
 from lokg.typing import Question
 
-#: row -> (overrides, walk-model architecture it needs or None)
+#: the walk-model switches a row is matched on (``qgat.json``'s ``architecture``)
+ARCH_KEYS = (
+    "relation_source",
+    "question_in_attention",
+    "question_tokens",
+    "graph_context",
+    "question_encoder",
+)
+#: what an artifact exported before a switch existed was trained with
+ARCH_DEFAULTS = {"question_tokens": False, "graph_context": True, "question_encoder": "frozen"}
+_LEARNED = ["experiment=lokg", "retriever=learned"]
+
+#: row -> (overrides, walk-model architecture it needs as a change to the default
+#: ``model=qgat`` config, or None for rows without a walk model)
 ROWS: dict[str, tuple[list[str], dict | None]] = {
     "paper": (["experiment=paper"], None),
     "uniform+rules": (["experiment=lokg", "retriever=taimr_linked"], None),
-    "learned": (
-        ["experiment=lokg", "retriever=learned"],
-        {"relation_source": "fixed", "question_in_attention": True},
-    ),
-    "learned, free relation table": (
-        ["experiment=lokg", "retriever=learned"],
-        {"relation_source": "learned", "question_in_attention": True},
-    ),
+    "learned": (_LEARNED, {}),
+    "learned, free relation table": (_LEARNED, {"relation_source": "learned"}),
     "learned, no question in attention": (
-        ["experiment=lokg", "retriever=learned"],
-        {"relation_source": "fixed", "question_in_attention": False},
+        _LEARNED,
+        {"question_in_attention": False, "question_tokens": False, "question_encoder": "frozen"},
     ),
+    "learned, frozen question encoder": (_LEARNED, {"question_encoder": "frozen"}),
+    "learned, GAT node states": (_LEARNED, {"graph_context": True}),
 }
 
 
-def walk_model_dir(dataset_dir: Path, want: dict) -> Path:
+def default_architecture() -> dict:
+    """The switches of the default walk model (``configs/model/qgat.yaml``)."""
+    from lokg.config import compose_config
+
+    model = compose_config("train", ["experiment=train_qgat"], bench_root()).model
+    return {k: model[k] for k in ARCH_KEYS}
+
+
+def walk_model_dir(dataset_dir: Path, change: dict) -> Path:
     """The dataset's ``qgat-*`` artifact with the best recorded ``val/hits@1`` among those
-    whose architecture matches ``want`` (selection on validation only)."""
+    whose architecture is the default one with ``change`` applied (selection on validation
+    only)."""
+    want = {**default_architecture(), **change}
     found = []
     for d in dataset_dir.glob("qgat-*"):
         meta = json.loads((d / "qgat.json").read_text(encoding="utf-8"))
-        arch = meta["architecture"]
+        arch = {**ARCH_DEFAULTS, **meta["architecture"]}
         if all(arch.get(k) == v for k, v in want.items()):
             found.append((meta.get("best_value") or 0.0, d.name, d))
     if not found:
-        flags = " ".join(
-            f"model.{k}={str(v).lower()}"
-            for k, v in want.items()
-            if (k, v) != ("relation_source", "fixed")
-        )
+        flags = " ".join(f"model.{k}={str(v).lower()}" for k, v in change.items())
         raise SystemExit(
             f"error: no walk model with {want} under {dataset_dir}; run `python train.py "
             f"experiment=train_qgat data={dataset_dir.name.split('-')[0]} {flags}`"
