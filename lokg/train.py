@@ -124,8 +124,11 @@ def run(cfg: DictConfig) -> dict:
         trainer.test(model, datamodule=datamodule, ckpt_path=ckpt)
         metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
     result["metrics"] = metrics
+    if trainer.world_size > 1:  # trainer=ddp: each process says it trained, and what it saw
+        synced = ", ".join(f"{k}={v!r}" for k, v in sorted(metrics.items()) if k.startswith("val/"))
+        log.info("rank %d: fit done; %s", trainer.global_rank, synced or "no val/ metrics")
     if not trainer.is_global_zero:  # trainer=ddp: the post-fit stages run once, on rank 0
-        log.info("rank %d: fit done; SCOS/GAT artifacts are written by rank 0", trainer.global_rank)
+        log.info("rank %d: post-fit artifacts are written by rank 0", trainer.global_rank)
     elif trainer.fast_dev_run:  # debug=fdr checks that things run; it publishes no artifacts
         log.info("fast_dev_run: SCOS/GAT artifacts are not written")
     elif isinstance(model, TransEModule) and cfg.get("scos") is not None:

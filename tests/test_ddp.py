@@ -1,9 +1,14 @@
-"""``trainer=ddp``: TransE and then the GAT trained by two CPU processes (Lightning DDP, gloo)
-through the real entry point, ``train.py``; the post-fit stages run once, on rank 0."""
+"""``trainer=ddp``: TransE, the GAT and the question-aware walk model trained by two CPU
+processes (Lightning DDP, gloo) through the real entry point, ``train.py``; the post-fit
+stages run once, on rank 0."""
 
 from __future__ import annotations
 
+import csv
+import json
 import os
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +18,7 @@ import pytest
 from lokg.config import compose_config
 
 ROOT = Path(__file__).resolve().parent.parent
-SMALL = ["trainer.max_epochs=1", "trainer.enable_progress_bar=false", "logger=csv", "debug=limit"]
+SMALL = ["trainer.enable_progress_bar=false", "logger=csv", "debug=limit"]
 
 
 def test_ddp_config_is_two_cpu_processes(tmp_path):
@@ -22,15 +27,63 @@ def test_ddp_config_is_two_cpu_processes(tmp_path):
     assert (t.strategy, t.accelerator, t.devices, t.num_nodes) == ("ddp", "cpu", 2, 1)
 
 
-def _train(root: Path, experiment: str) -> str:
-    env = {**os.environ, "LOKG_ROOT": str(root), "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "train.py"), f"experiment={experiment}", "trainer=ddp", *SMALL],
-        cwd=root, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    out = proc.stdout + proc.stderr
+def _train(
+    root: Path,
+    experiment: str,
+    *overrides: str,
+    epochs: int = 1,
+    ddp: bool = True,
+    timeout: float = 600,
+) -> str:
+    """``train.py experiment=<experiment> [trainer=ddp]`` in ``root``; its console output.
+
+    A run past ``timeout`` (a DDP process waiting on a collective the other never joins) is
+    killed with its whole process group, rank 1 included, and fails the test."""
+    env = {
+        **os.environ,
+        "LOKG_ROOT": str(root),
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONWARNINGS": "ignore",
+    }
+    args = [
+        sys.executable,
+        str(ROOT / "train.py"),
+        f"experiment={experiment}",
+        *(["trainer=ddp"] if ddp else []),
+        f"trainer.max_epochs={epochs}",
+        *SMALL,
+        *overrides,
+    ]
+    with subprocess.Popen(
+        args,
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            pytest.fail(f"train.py hung for {timeout}s (a DDP deadlock?):\n{out[-3000:]}")
     assert proc.returncode == 0, out[-3000:]
     return out
+
+
+def _fit_lines(out: str) -> dict[int, str]:
+    """rank -> the validation metrics it reports after fit (``rank 1: fit done; val/...``)."""
+    return {int(r): m for r, m in re.findall(r"rank (\d+): fit done; (.*)", out)}
+
+
+def _val_rows(run_dir: Path) -> list[dict[str, str]]:
+    """The per-epoch validation rows rank 0's CSV logger wrote."""
+    (metrics,) = run_dir.rglob("metrics.csv")
+    with metrics.open() as f:
+        return [r for r in csv.DictReader(f) if r.get("val/hits@1")]
 
 
 @pytest.mark.slow
@@ -47,3 +100,97 @@ def test_transe_then_gat_train_with_two_processes(tmp_path):
     assert out.count("GAT artifacts:") == 1
     (gat,) = data.glob("*/gat-*")
     assert (gat / "edge_log_alpha.npy").is_file()
+
+
+@pytest.mark.slow
+def test_walk_model_trains_with_two_processes_and_exports_once(tmp_path):
+    """``experiment=train_qgat trainer=ddp`` on PQ-2H (2 epochs of debug=limit) after TransE +
+    SCOS (one process: only its e_r are needed): both ranks train, see the same all-reduced
+    val/hits@1, and rank 0 alone exports the best epoch, which the retriever then loads."""
+    from hydra.utils import instantiate
+
+    from lokg.artifacts import load_graph_artifacts
+    from lokg.taimr.learned import build_learned
+
+    _train(tmp_path, "train_transe", ddp=False)
+    out = _train(tmp_path, "train_qgat", epochs=2)
+    # both ranks trained, and every rank reports the same (synced) validation metrics
+    fit = _fit_lines(out)
+    assert sorted(fit) == [0, 1] and fit[0] == fit[1], fit
+    synced = dict(kv.split("=") for kv in fit[0].split(", "))
+    assert set(synced) == {"val/hits@1", "val/loss", "val/recall"}
+    # the export ran once, on rank 0 (Hydra gives each rank its own log file)
+    assert out.count("walk model artifacts:") == 1
+    (rank1_log,) = (tmp_path / "logs").rglob("train_ddp_process_1.log")
+    run_dir = rank1_log.parent
+    assert "walk model artifacts:" in (run_dir / "train.log").read_text()
+    assert "walk model artifacts:" not in rank1_log.read_text()
+    (qgat,) = (tmp_path / "artifacts" / "data").glob("*/qgat-*")
+    # qgat.json records the best epoch on val/hits@1, the one rank 0's logger saw best
+    meta = json.loads((qgat / "qgat.json").read_text())
+    rows = _val_rows(run_dir)
+    hits = [float(r["val/hits@1"]) for r in rows]
+    assert [int(r["epoch"]) for r in rows] == [0, 1]
+    best = hits.index(max(hits))  # ModelCheckpoint keeps the first of equal values
+    assert (meta["selected"], meta["monitor"]) == ("best", "val/hits@1")
+    assert meta["best_epoch"] == meta["epoch"] == best and meta["last_epoch"] == 1
+    assert meta["best_value"] == pytest.approx(max(hits))
+    assert meta["checkpoint"] == f"epoch_{best:03d}.ckpt"
+    assert float(synced["val/hits@1"]) == pytest.approx(hits[-1])  # what both ranks saw
+    # the exported model loads through retriever=learned and answers questions
+    cfg = compose_config("train", ["experiment=train_qgat"], tmp_path)
+    dm = instantiate(cfg.data)
+    dm.prepare_data()
+    dm.setup("fit")
+    art = load_graph_artifacts(cfg, dm, need_gat=False, need_walk=True)
+    assert art.walk_dir.resolve() == qgat.resolve()
+    retriever = build_learned(
+        art.kg, instantiate(cfg.embedder), art.walk_dir, art.relation_embeddings,
+        beam_width=16, fallback="none",
+    )  # fmt: skip
+    questions = dm.questions["val"][:8]
+    results = [retriever.retrieve(q) for q in questions]
+    assert all(r.answers and r.paths for r in results)  # found by the walk: no fallback
+    top = [r.answers[0].label in q.answers for q, r in zip(questions, results, strict=True)]
+    assert any(top), "the trained walk should rank a gold answer first for some question"
+
+
+@pytest.mark.slow
+def test_walk_model_ddp_with_batches_that_have_nothing_to_learn(tmp_path):
+    """One question per batch, and one question of each split has no topic entity in the
+    graph: at every step one rank has nothing to learn or score.  DDP still needs it in the
+    gradient all-reduce and in the epoch's metric all-reduce (it used to wait forever), and
+    the metrics are the question-weighted means of what was scored."""
+    (tmp_path / "kg.tsv").write_text(
+        "alice\tspouse\tbob\nalice\tchildren\tcarol\nbob\tnationality\tfrance\n"
+        "carol\tnationality\tspain\ndave\tspouse\terin\nerin\tnationality\tspain\n"
+    )
+    splits = {
+        "train": [("t1", "alice", "france"), ("t2", "nobody", "france")],
+        "val": [("v1", "dave", "spain"), ("v2", "noone", "spain")],
+        "test": [("s1", "alice", "france")],
+    }
+    overrides = []
+    for split, rows in splits.items():
+        path = tmp_path / f"{split}.jsonl"
+        path.write_text("".join(
+            json.dumps({"id": i, "question": f"nationality of {t} 's spouse ?",
+                        "answers": [a], "topic_entities": [t]}) + "\n"
+            for i, t, a in rows
+        ))  # fmt: skip
+        overrides.append(f"+data.source.split_paths.{split}={path}")
+    out = _train(
+        tmp_path, "train_qgat", "data=custom", f"data.source.kg_path={tmp_path / 'kg.tsv'}",
+        *overrides, "data.batch_size=1", "scos=off", "model.relation_source=learned",
+        epochs=2, timeout=240,
+    )  # fmt: skip
+    fit = _fit_lines(out)
+    assert sorted(fit) == [0, 1] and fit[0] == fit[1], fit
+    assert out.count("walk model artifacts:") == 1
+    (rank1_log,) = (tmp_path / "logs").rglob("train_ddp_process_1.log")
+    rows = _val_rows(rank1_log.parent)
+    assert len(rows) == 2
+    for r in rows:  # v1 alone was scored: recall over {v1}, a finite loss
+        assert float(r["val/recall"]) in (0.0, 1.0)
+        assert float(r["val/hits@1"]) in (0.0, 1.0)
+        assert 0.0 < float(r["val/loss"]) < float("inf")

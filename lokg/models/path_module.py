@@ -16,6 +16,15 @@ node for hubs), so a 1M-triple graph is never materialised in a step.
 Validation logs ``val/loss``, ``val/hits@1`` (the best answer by beam search is gold) and
 ``val/recall`` (a gold answer among the ``k_top`` best); checkpoints select on
 ``val/hits@1``.
+
+Several processes (``trainer=ddp``): each trains on its share of the questions (Lightning's
+``DistributedSampler``), gradients are all-reduced, and the validation metrics are
+all-reduced (question-weighted means, ``torchmetrics.MeanMetric``: Lightning's own
+``sync_dist`` mean divides an integer total of the batch sizes, wrong when processes saw
+different numbers) so every process selects the same best checkpoint.  Both collectives need
+every process to take part, so a batch with nothing to learn still runs backward under DDP
+(a zero loss over every trainable parameter; in one process it is skipped, as before) and
+every validation step logs the metrics, scored or not.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import numpy as np
 import pytorch_lightning as pl
 import torch
 from torch import Tensor, nn
+from torchmetrics import MeanMetric
 
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
@@ -157,6 +167,8 @@ class PathGATModule(pl.LightningModule):
         self.token_encoder: Callable[[list[str]], list[Tensor]] | None = None
         self.question_lm: nn.Module | None = None
         self._supervised: dict[str, SupervisedQuestion] = {}
+        # question-weighted means over the epoch, all-reduced across DDP processes
+        self.val_loss, self.val_hits, self.val_recall = MeanMetric(), MeanMetric(), MeanMetric()
 
     # ------------------------------------------------------------------ wiring
     def set_graph(
@@ -334,6 +346,10 @@ class PathGATModule(pl.LightningModule):
     def training_step(self, questions: Sequence[Question], batch_idx: int) -> Tensor | None:
         items = [s for s in self._items(questions) if s.paths]
         if not items:
+            if self.trainer.world_size > 1:
+                # DDP all-reduces gradients in backward: every process must run it, and
+                # Lightning refuses ``None`` there (the other processes would wait forever)
+                return self._zero_loss()
             return None
         loss, _ = self._batch_loss(items)
         self.log("train/loss", loss, batch_size=len(items), prog_bar=True)
@@ -341,8 +357,18 @@ class PathGATModule(pl.LightningModule):
 
     def validation_step(self, questions: Sequence[Question], batch_idx: int) -> None:
         items = self._items(questions)
-        if not items:
-            return
+        if items:
+            self._score_validation(questions, items)
+        # logged every step, scored or not: under DDP every process must hold each metric when
+        # they are all-reduced at the epoch's end
+        self.log("val/loss", self.val_loss, on_step=False, on_epoch=True)
+        self.log("val/hits@1", self.val_hits, on_step=False, on_epoch=True, prog_bar=True)
+        self.log("val/recall", self.val_recall, on_step=False, on_epoch=True)
+
+    def _score_validation(
+        self, questions: Sequence[Question], items: list[SupervisedQuestion]
+    ) -> None:
+        """Add the batch's loss, hits@1 and recall, each weighted by its ``len(questions)``."""
         loss, (step_lp, stop_lp, off_m, off_n) = self._batch_loss(items)
         step_np = step_lp.detach().double().cpu().numpy()
         stop_np = stop_lp.detach().double().cpu().numpy()
@@ -360,9 +386,15 @@ class PathGATModule(pl.LightningModule):
             hits += bool(order) and order[0] in s.answers
             recall += bool(s.answers & set(order[: hp.k_top]))
         n = len(questions)
-        self.log("val/loss", loss, batch_size=n, sync_dist=True)
-        self.log("val/hits@1", hits / n, batch_size=n, prog_bar=True, sync_dist=True)
-        self.log("val/recall", recall / n, batch_size=n, sync_dist=True)
+        self.val_loss.update(loss.detach(), weight=n)
+        self.val_hits.update(hits / n, weight=n)
+        self.val_recall.update(recall / n, weight=n)
+
+    def _zero_loss(self) -> Tensor:
+        """``0`` with a (zero) gradient path to every trainable parameter, for a process whose
+        batch has nothing to learn under DDP (its reducer waits for every parameter's grad)."""
+        params = [p for p in self.parameters() if p.requires_grad]
+        return torch.stack([p.sum() for p in params]).sum() * 0.0
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx: int):
         # batches are lists of frozen Question records; tensors are built on the device
