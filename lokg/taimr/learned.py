@@ -270,7 +270,10 @@ def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict, Question
         question_tokens=a.get("question_tokens", False),
         graph_context=a.get("graph_context", True),
     )
-    net.load_state_dict(torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True))
+    state = torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True)
+    if net.lin is None:  # exported before an unused W was dropped from graph_context=False
+        state.pop("lin.weight", None)
+    net.load_state_dict(state)
     lm = None
     if a.get("question_encoder", "frozen") == "finetune":
         prefix = (meta.get("embedder") or {}).get("query_prefix", "")

@@ -199,7 +199,7 @@ class QuestionPathGAT(nn.Module):
             )
         else:
             self.stop_key = nn.Parameter(torch.empty(hidden))
-        self.lin = nn.Linear(hidden, hidden, bias=False)  # W
+        self.lin = nn.Linear(hidden, hidden, bias=False) if graph_context else None  # W
         self.lin_rel = nn.Linear(rel_dim, hidden, bias=False)  # W_r
         self.att = nn.Parameter(torch.empty(3, hidden))  # a = [a_src || a_dst || a_rel]
         if question_in_attention:
@@ -220,7 +220,8 @@ class QuestionPathGAT(nn.Module):
             self.gat.reset_parameters()
         else:
             nn.init.normal_(self.stop_key, std=self.hidden**-0.5)
-        nn.init.xavier_uniform_(self.lin.weight)
+        if self.lin is not None:
+            nn.init.xavier_uniform_(self.lin.weight)
         nn.init.xavier_uniform_(self.lin_rel.weight)
         nn.init.xavier_uniform_(self.att)
         if self.question_in_attention:

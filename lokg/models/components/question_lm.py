@@ -55,6 +55,9 @@ class QuestionLM(nn.Module):
         self.max_length = max_length
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
         self.lm = AutoModel.from_pretrained(str(path))
+        pooler = getattr(self.lm, "pooler", None)
+        if isinstance(pooler, nn.Module):  # BERT's [CLS] pooler: unused (mean pooling), frozen
+            pooler.requires_grad_(False)
 
     @property
     def dim(self) -> int:
