@@ -116,8 +116,11 @@ class WalkModel:
     def log_probs(self, graph: WalkGraph, question: str) -> tuple[np.ndarray, np.ndarray]:
         """``(step_logp [m, L], stop_logp [n, L])`` of ``question`` on ``graph``."""
         kg = self.kg
-        names = [kg.entity_name(int(e)) for e in graph.nodes]
-        x = torch.from_numpy(np.asarray(self.encoder.encode(names, kind="passage"), np.float32))
+        if self.net.graph_context:
+            names = [kg.entity_name(int(e)) for e in graph.nodes]
+            x = torch.from_numpy(np.asarray(self.encoder.encode(names, kind="passage"), np.float32))
+        else:  # no entity enters the score: node features are not computed
+            x = torch.zeros(graph.num_nodes, 0)
         q, tokens, mask = self.question(question)
         edge_index = torch.from_numpy(np.stack([graph.src, graph.dst]))
         rel = torch.from_numpy(graph.step_relation)

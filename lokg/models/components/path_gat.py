@@ -296,7 +296,8 @@ class QuestionPathGAT(nn.Module):
                     token_mask = token_mask.reshape(query.size(0), -1)
             if query.size(0) == 1:
                 edge_owner = node_owner = None  # one question: broadcast
-        rp = self.lin_rel(rel_feats)[step_relation]  # [m, d']
+        used, where = torch.unique(step_relation, return_inverse=True)  # project each once
+        rp = self.lin_rel(rel_feats[used])[where]  # [m, d']
         src, dst = edge_index
         hp = None
         if self.graph_context:
