@@ -175,15 +175,15 @@ class LearnedPathRetriever(Retriever):
         self.beam_width, self.max_fanout = beam_width, max_fanout
         self.both_directions, self.lambda_q = both_directions, lambda_q
         self.fallback = fallback
+        self.graph_cache_size = 1024
+        self._graphs: dict[int, WalkGraph] = {}  # topic -> walk graph (_walk_graph)
 
     def retrieve(self, question: Question) -> RetrievalResult:
         topics, unknown = resolve_topics(self.kg, question.topic_entities)
         logp: dict[int, float] = {}
         best: dict[int, RetrievedPath] = {}
         for topic in topics:
-            g = walk_graph(
-                self.kg, topic.entity, self.max_hops, self.max_fanout, self.both_directions
-            )
+            g = self._walk_graph(topic.entity)
             if g.num_steps == 0:
                 continue
             step_lp, stop_lp = self.model.log_probs(g, question.text)
@@ -210,6 +210,16 @@ class LearnedPathRetriever(Retriever):
         k = self.k_max if self.k_top == "auto" else self.k_top
         paths = [r.path for r in ranked[:k]]
         return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
+
+    def _walk_graph(self, topic: int) -> WalkGraph:
+        """The topic's walk graph, kept for the next question on the same topic (bounded)."""
+        g = self._graphs.get(topic)
+        if g is None:
+            if len(self._graphs) >= self.graph_cache_size:
+                self._graphs.pop(next(iter(self._graphs)))  # oldest first
+            g = walk_graph(self.kg, topic, self.max_hops, self.max_fanout, self.both_directions)
+            self._graphs[topic] = g
+        return g
 
     def _path(self, g: WalkGraph, steps: tuple[int, ...], log_prob: float) -> RetrievedPath:
         entities = (int(g.nodes[0]), *(int(g.nodes[g.dst[e]]) for e in steps))
