@@ -313,7 +313,6 @@ def run_walk_stage(
 
     exported = restore_best_checkpoint(model, trainer)
     print(exported.describe("walk model"), flush=True)
-    hp = model.hparams
     key = config_key(
         cfg.model, cfg.trainer.get("max_epochs"), cfg.embedder, str(art.scos_dir), seed
     )

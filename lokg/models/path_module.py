@@ -152,7 +152,8 @@ class PathGATModule(pl.LightningModule):
         rel_dim = transe_dim + name_dim + 1
         self.net = QuestionPathGAT(
             node_dim, rel_dim, node_dim, hidden, heads, dropout, max_hops,
-            question_in_attention, question_key=question_key, question_tokens=question_tokens, graph_context=graph_context,
+            question_in_attention, question_key=question_key, question_tokens=question_tokens,
+            graph_context=graph_context,
         )  # fmt: skip
         self.relation_table = nn.Embedding(num_relations, transe_dim)
         nn.init.normal_(self.relation_table.weight, std=transe_dim**-0.5)

@@ -97,7 +97,9 @@ class WalkModel:
         self.rel_feats = relation_features(transe, names, kg.num_relations, transe_dim)
 
     @torch.no_grad()
-    def question(self, question: str) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    def question(
+        self, question: str
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """``(q [1, d_q], tokens [1, T, d_q] | None, mask [1, T] | None)`` as the network was
         trained on them (fine-tuned encoder, else the frozen encoder's vectors)."""
         if self.question_lm is not None:

@@ -42,7 +42,9 @@ class QuestionLM(nn.Module):
         max_length: tokenizer truncation length.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, prefix: str = "", max_length: int = 64):
+    def __init__(
+        self, path: str | os.PathLike | None = None, prefix: str = "", max_length: int = 64
+    ):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
 
