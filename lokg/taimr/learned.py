@@ -250,7 +250,7 @@ def save_walk_network(
     architecture: dict,
     relation_table: np.ndarray,
     meta: dict | None = None,
-    question_lm=None,
+    question_lm: QuestionLM | None = None,
 ) -> None:
     """Write a walk-model artifact: ``walk_model.pt`` (the network's state dict),
     ``relation_table.npy`` (the e_r it was trained with), ``qgat.json`` (``architecture``
@@ -291,8 +291,9 @@ def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict, Question
     net.load_state_dict(state)
     lm = None
     if a.get("question_encoder", "frozen") == "finetune":
-        prefix = (meta.get("embedder") or {}).get("query_prefix", "")
-        lm = QuestionLM(directory / QUESTION_ENCODER_DIR, prefix).eval()
+        emb = meta.get("embedder") or {}  # as it was trained: same prefix and truncation
+        prefix, max_length = emb.get("query_prefix", ""), emb.get("max_length", 128)
+        lm = QuestionLM(directory / QUESTION_ENCODER_DIR, prefix, max_length).eval()
     return net.eval(), meta, lm
 
 
