@@ -9,14 +9,16 @@ Rows (each one configuration, built from the package's configs):
 - ``uniform+rules``: TAIMR with uniform attention and the rule-based relation linker
   (``retriever=taimr_linked``, the configuration before the learned walk);
 - ``learned``: ``retriever=learned`` with the walk model trained by
-  ``experiment=train_qgat`` (TransE's e_r, the question in the attention);
-- ``learned, free relation table``: the same model trained with
-  ``model.relation_source=learned`` (no TransE);
-- ``learned, no question in attention``: trained with ``model.question_in_attention=false``.
+  ``experiment=train_qgat`` as ``configs/model/qgat.yaml`` sets it (fine-tuned question
+  encoder, token pointer, TransE's e_r, no node states);
+- ``learned, free relation table``: the same with ``model.relation_source=learned``;
+- ``learned, no question in attention``: ``model.question_in_attention=false`` (and so no
+  pointer and no encoder to fine-tune);
+- ``learned, frozen question encoder``: ``model.question_encoder=frozen``.
 
 Each walk-model row uses, among the dataset's ``qgat-*`` artifacts whose recorded
-architecture matches the row, the one with the best recorded ``val/hits@1`` (one-line error
-when none has been trained).  Columns: retriever-only
+architecture is the default's with the row's switch changed, the one with the best recorded
+``val/hits@1`` (one-line error naming the training command when none has been trained).  Columns: retriever-only
 Hits@1 (extractive reader: the retriever's top answer), answer coverage at B, mean injected
 evidence tokens, and the warm retrieval p50 in ms (each question retrieved twice, the second
 timed).  Choose on ``--split val``; report ``--split test`` once.  Last line:
@@ -68,7 +70,6 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
         {"question_in_attention": False, "question_tokens": False, "question_encoder": "frozen"},
     ),
     "learned, frozen question encoder": (_LEARNED, {"question_encoder": "frozen"}),
-    "learned, GAT node states": (_LEARNED, {"graph_context": True}),
 }
 
 
