@@ -20,8 +20,9 @@ Each walk-model row uses, among the dataset's ``qgat-*`` artifacts whose recorde
 architecture is the default's with the row's switch changed, the one with the best recorded
 ``val/hits@1`` (one-line error naming the training command when none has been trained).
 Columns: retriever-only Hits@1 (extractive reader: the retriever's top answer), answer
-coverage at B, mean injected evidence tokens, and the warm retrieval p50 in ms (each question retrieved twice, the second
-timed).  Choose on ``--split val``; report ``--split test`` once.  Last line:
+coverage at B, mean injected evidence tokens, and the warm retrieval p50 in ms (each
+question retrieved twice, the second timed).  Choose on ``--split val``; report
+``--split test`` once.  Last line:
 ``learned_minus_rules_hits1 <min over datasets of Hits@1(learned) - Hits@1(uniform+rules)>``.
 """
 
