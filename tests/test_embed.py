@@ -93,3 +93,22 @@ def test_a_progress_bar_shows_when_many_texts_miss_the_cache(monkeypatch, capsys
     assert "embedding entity names" in err and "5/5" in err
     enc.encode([f"y{i}" for i in range(4)], kind="query")
     assert "embedding query texts" in capsys.readouterr().err  # the default label
+
+
+def test_token_embeddings_are_the_word_pieces_the_fine_tuned_copy_starts_from():
+    """``encode_tokens`` returns one row per word piece ([CLS]/[SEP] and padding left out),
+    the same states the walk model's trainable copy (QuestionLM) gives before training."""
+    from lokg.models.components.question_lm import QuestionLM
+
+    enc = SentenceEncoder()
+    texts = ["what is the nationality of alice 's spouse ?", "who ?"]
+    rows = enc.encode_tokens(texts)
+    lm = QuestionLM.from_encoder(enc)
+    pooled, hidden, mask = lm.encode(texts)
+    for i, text in enumerate(texts):
+        assert rows[i].shape == (len(lm.tokenizer.tokenize(text)), enc.dim)
+        assert rows[i] == pytest.approx(hidden[i][mask[i]].numpy(), abs=1e-4)
+    # the copy's pooled vector is the frozen encoder's sentence vector
+    assert pooled.numpy() == pytest.approx(enc.encode(texts, kind="query"), abs=1e-5)
+    with pytest.raises(TypeError):
+        enc.encode_tokens("one string")
