@@ -60,6 +60,12 @@ class QuestionLM(nn.Module):
         pooler = getattr(self.lm, "pooler", None)
         if isinstance(pooler, nn.Module):  # BERT's [CLS] pooler: unused (mean pooling), frozen
             pooler.requires_grad_(False)
+        # fine-tuned without dropout (as measured: the copy used to stay in eval mode), so
+        # train and eval modes encode alike
+        for m in self.lm.modules():
+            if isinstance(m, nn.Dropout):
+                m.p = 0.0
+        self.lm.train()
 
     @property
     def dim(self) -> int:
