@@ -45,6 +45,7 @@ from _data import DATASETS, bench_root, compose, load_datamodule, split_question
 
 from lokg.evaluate import run
 from lokg.pipeline import LOKG
+from lokg.taimr.learned import recorded_architecture
 from lokg.typing import Question
 
 #: the walk-model switches a row is matched on (``qgat.json``'s ``architecture``)
@@ -55,8 +56,6 @@ ARCH_KEYS = (
     "graph_context",
     "question_encoder",
 )
-#: what an artifact exported before a switch existed was trained with
-ARCH_DEFAULTS = {"question_tokens": False, "graph_context": True, "question_encoder": "frozen"}
 _LEARNED = ["experiment=lokg", "retriever=learned"]
 
 #: row -> (overrides, walk-model architecture it needs as a change to the default
@@ -90,7 +89,7 @@ def walk_model_dir(dataset_dir: Path, change: dict) -> Path:
     found = []
     for d in dataset_dir.glob("qgat-*"):
         meta = json.loads((d / "qgat.json").read_text(encoding="utf-8"))
-        arch = {**ARCH_DEFAULTS, **meta["architecture"]}
+        arch = recorded_architecture(meta)
         if all(arch.get(k) == v for k, v in want.items()):
             found.append((meta.get("best_value") or 0.0, d.name, d))
     if not found:

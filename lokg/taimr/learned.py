@@ -41,12 +41,33 @@ from lokg.retrieval import (
 from lokg.taimr.walk import WalkGraph, answers_of, beam_search, walk_graph
 from lokg.typing import Question
 
-__all__ = ["LearnedPathRetriever", "WalkModel", "build_learned", "relation_name", "relation_names"]
+__all__ = [
+    "ARCHITECTURE_DEFAULTS",
+    "LearnedPathRetriever",
+    "WalkModel",
+    "build_learned",
+    "recorded_architecture",
+    "relation_name",
+    "relation_names",
+]
 
 #: file names inside a ``qgat-<key>/`` artifact directory
 MODEL_FILE = "walk_model.pt"
 META_FILE = "qgat.json"
 QUESTION_ENCODER_DIR = "question_encoder"
+#: what an artifact exported before a switch existed was trained with
+ARCHITECTURE_DEFAULTS = {
+    "question_key": "relation",
+    "question_tokens": False,
+    "graph_context": True,
+    "question_encoder": "frozen",
+}
+
+
+def recorded_architecture(meta: dict) -> dict:
+    """``qgat.json``'s ``architecture``, with :data:`ARCHITECTURE_DEFAULTS` for switches an
+    older export does not record."""
+    return {**ARCHITECTURE_DEFAULTS, **meta["architecture"]}
 
 
 def relation_name(label: str) -> str:
@@ -271,7 +292,7 @@ def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict, Question
     """The network exported by ``train.py experiment=train_qgat`` and its metadata (loaded
     once per directory: per-question-subgraph datasets build a retriever per question)."""
     meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
-    a = meta["architecture"]
+    a = recorded_architecture(meta)
     net = QuestionPathGAT(
         a["node_dim"],
         a["rel_dim"],
@@ -281,16 +302,16 @@ def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict, Question
         0.0,
         a["max_hops"],
         a["question_in_attention"],
-        question_key=a.get("question_key", "relation"),
-        question_tokens=a.get("question_tokens", False),
-        graph_context=a.get("graph_context", True),
+        question_key=a["question_key"],
+        question_tokens=a["question_tokens"],
+        graph_context=a["graph_context"],
     )
     state = torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True)
     if net.lin is None:  # exported before an unused W was dropped from graph_context=False
         state.pop("lin.weight", None)
     net.load_state_dict(state)
     lm = None
-    if a.get("question_encoder", "frozen") == "finetune":
+    if a["question_encoder"] == "finetune":
         emb = meta.get("embedder") or {}  # as it was trained: same prefix and truncation
         prefix, max_length = emb.get("query_prefix", ""), emb.get("max_length", 128)
         lm = QuestionLM(directory / QUESTION_ENCODER_DIR, prefix, max_length).eval()

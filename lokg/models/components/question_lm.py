@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from lokg.embed import mean_pool
+from lokg.embed import mean_pool, tokenize_word_pieces
 
 __all__ = ["QuestionLM"]
 
@@ -73,17 +73,13 @@ class QuestionLM(nn.Module):
 
     def forward(self, texts: Sequence[str]) -> tuple[Tensor, Tensor, Tensor]:
         device = next(self.lm.parameters()).device
-        tok = self.tokenizer(
-            [self.prefix + t for t in texts], padding=True, truncation=True,
-            max_length=self.max_length, return_tensors="pt", return_special_tokens_mask=True,
-        )  # fmt: skip
-        special = tok.pop("special_tokens_mask").bool().to(device)
+        tok, mask = tokenize_word_pieces(
+            self.tokenizer, [self.prefix + t for t in texts], self.max_length
+        )
         tok = tok.to(device)
         hidden = self.lm(**tok).last_hidden_state  # [B, L, d]
         pooled = nn.functional.normalize(mean_pool(hidden, tok["attention_mask"]), dim=-1)
-        mask = tok["attention_mask"].bool() & ~special  # [B, L]
-        mask[:, 0] |= ~mask.any(1)  # an empty question keeps one position
-        return pooled, hidden, mask
+        return pooled, hidden, mask.to(device)
 
     def save(self, directory: str | os.PathLike) -> None:
         """``save_pretrained`` of the model and tokenizer into ``directory``."""
