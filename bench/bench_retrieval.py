@@ -55,6 +55,7 @@ ARCH_KEYS = (
     "question_tokens",
     "graph_context",
     "question_encoder",
+    "normalization",
 )
 _LEARNED = ["experiment=lokg", "retriever=learned"]
 

@@ -40,7 +40,7 @@ from torchmetrics import MeanMetric
 
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
-from lokg.models.components.path_gat import QuestionPathGAT, relation_features, walk_log_probs
+from lokg.models.components.path_gat import QuestionPathGAT, relation_features
 from lokg.taimr.walk import WalkGraph, answers_of, beam_search, supervised_paths, walk_graph
 from lokg.typing import Question
 
@@ -106,6 +106,8 @@ class PathGATModule(pl.LightningModule):
             embeddings (:class:`QuestionPathGAT`); needs ``token_encoder`` in ``set_graph``.
         graph_context: node states from the RelGAT enter the scores (``False``: relation and
             question only, :class:`QuestionPathGAT`).
+        normalization: ``"node"`` or ``"vocabulary"``: what a hop's step probabilities are
+            normalised over (:meth:`QuestionPathGAT.log_probs`).
         question_encoder: ``"frozen"`` (the sentence encoder's cached vectors) or
             ``"finetune"`` (:class:`~lokg.models.components.question_lm.QuestionLM`, a copy of
             it trained end to end; ``set_graph(question_lm=...)``).
@@ -133,6 +135,7 @@ class PathGATModule(pl.LightningModule):
         question_key: str = "relation",
         question_tokens: bool = False,
         graph_context: bool = True,
+        normalization: str = "node",
         question_encoder: str = "frozen",
         encoder_lr: float = 5e-5,
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
@@ -153,7 +156,7 @@ class PathGATModule(pl.LightningModule):
         self.net = QuestionPathGAT(
             node_dim, rel_dim, node_dim, hidden, heads, dropout, max_hops,
             question_in_attention, question_key=question_key, question_tokens=question_tokens,
-            graph_context=graph_context,
+            graph_context=graph_context, normalization=normalization,
         )  # fmt: skip
         self.relation_table = nn.Embedding(num_relations, transe_dim)
         nn.init.normal_(self.relation_table.weight, std=transe_dim**-0.5)
@@ -235,10 +238,17 @@ class PathGATModule(pl.LightningModule):
             "question_key": hp.question_key,
             "question_tokens": hp.question_tokens,
             "graph_context": hp.graph_context,
+            "normalization": hp.normalization,
             "question_encoder": hp.question_encoder,
             "relation_source": hp.relation_source,
             "both_directions": hp.both_directions,
         }
+
+    def vocabulary(self, device=None) -> Tensor | None:
+        """The step relations a walk can take (rows of :meth:`rel_feats`): all ``2R`` with
+        ``both_directions`` (``None``), else the ``R`` forward ones."""
+        hp = self.hparams
+        return None if hp.both_directions else torch.arange(hp.num_relations, device=device)
 
     def rel_feats(self) -> Tensor:
         """``[2R, d_r + d_n + 1]`` step-relation features (:func:`relation_features`)."""
@@ -308,10 +318,10 @@ class PathGATModule(pl.LightningModule):
                 tokens, mask = pad_tokens(self.token_encoder(list(questions)), device)
         owner_m = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_m), device=device)
         owner_n = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_n), device=device)
-        step, stop = self.net(
-            x, edge_index, rel, self.rel_feats(), q, owner_m, owner_n, tokens, mask
-        )
-        step_lp, stop_lp = walk_log_probs(step, stop, edge_index[0], len(nodes))
+        step_lp, stop_lp = self.net.log_probs(
+            x, edge_index, rel, self.rel_feats(), q, owner_m, owner_n, tokens, mask,
+            vocabulary=self.vocabulary(device),
+        )  # fmt: skip
         return step_lp, stop_lp, np.concatenate([[0], np.cumsum(sizes_m)]), off_n
 
     def _batch_loss(self, items: list[SupervisedQuestion]) -> tuple[Tensor, tuple]:

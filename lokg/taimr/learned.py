@@ -28,7 +28,7 @@ import torch
 
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
-from lokg.models.components.path_gat import QuestionPathGAT, relation_features, walk_log_probs
+from lokg.models.components.path_gat import QuestionPathGAT, relation_features
 from lokg.models.components.question_lm import QuestionLM
 from lokg.retrieval import (
     RankedAnswer,
@@ -61,6 +61,7 @@ ARCHITECTURE_DEFAULTS = {
     "question_tokens": False,
     "graph_context": True,
     "question_encoder": "frozen",
+    "normalization": "node",
 }
 
 
@@ -97,6 +98,8 @@ class WalkModel:
         use_names: whether the network was trained with relation-name features.
         question_lm: the question encoder fine-tuned with the network (``None``: the
             network was trained on ``encoder``'s frozen question vectors).
+        both_directions: whether the network was trained walking both edge directions (its
+            step-relation vocabulary).
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class WalkModel:
         transe_dim: int,
         use_names: bool = True,
         question_lm: QuestionLM | None = None,
+        both_directions: bool = True,
     ):
         self.net = net.eval()
         self.question_lm = question_lm
@@ -116,6 +120,16 @@ class WalkModel:
         self.encoder = encoder
         names = relation_names(kg, encoder) if use_names else None
         self.rel_feats = relation_features(transe, names, kg.num_relations, transe_dim)
+        #: the step relations the walk is normalised over (``normalization="vocabulary"``):
+        #: all 2R rows when the network walked both directions, else the R forward ones
+        self.vocabulary = None if both_directions else torch.arange(kg.num_relations)
+        self.vocabulary_keys = None
+        if net.normalization == "vocabulary":
+            with torch.no_grad():
+                rows = self.rel_feats
+                if self.vocabulary is not None:
+                    rows = rows[self.vocabulary]
+                self.vocabulary_keys = net.lin_rel(rows)  # [V, d'], once per graph
 
     @torch.no_grad()
     def question(
@@ -147,10 +161,10 @@ class WalkModel:
         q, tokens, mask = self.question(question)
         edge_index = torch.from_numpy(np.stack([graph.src, graph.dst]))
         rel = torch.from_numpy(graph.step_relation)
-        step, stop = self.net(
-            x, edge_index, rel, self.rel_feats, q, tokens=tokens, token_mask=mask
-        )  # B = 1
-        step_lp, stop_lp = walk_log_probs(step, stop, edge_index[0], graph.num_nodes)
+        step_lp, stop_lp = self.net.log_probs(
+            x, edge_index, rel, self.rel_feats, q, tokens=tokens, token_mask=mask,
+            vocabulary=self.vocabulary, vocabulary_keys=self.vocabulary_keys,
+        )  # fmt: skip  # B = 1
         return step_lp.double().numpy(), stop_lp.double().numpy()
 
 
@@ -305,6 +319,7 @@ def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict, Question
         question_key=a["question_key"],
         question_tokens=a["question_tokens"],
         graph_context=a["graph_context"],
+        normalization=a["normalization"],
     )
     state = torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True)
     if net.lin is None:  # exported before an unused W was dropped from graph_context=False
@@ -345,7 +360,7 @@ def build_learned(
     if fallback not in ("semantic", "none"):
         raise ValueError(f"retriever.fallback must be 'semantic' or 'none', got {fallback!r}")
     net, meta, lm = _load_walk_network(Path(model_dir).resolve())
-    a = meta["architecture"]
+    a = recorded_architecture(meta)
     # e_r for this graph: the free table the model learned applies only to the relation
     # vocabulary it was trained on (per-question subgraphs share it); TransE's must have the
     # expected shape; anything else (another KG) leaves the TransE part zero
@@ -358,7 +373,9 @@ def build_learned(
     elif a["relation_source"] == "fixed" and relation_embeddings is not None:
         shape_ok = relation_embeddings.shape == (kg.num_relations, a["transe_dim"])
         transe = relation_embeddings if shape_ok else None
-    model = WalkModel(net, kg, encoder, transe, a["transe_dim"], a["name_dim"] > 0, lm)
+    model = WalkModel(
+        net, kg, encoder, transe, a["transe_dim"], a["name_dim"] > 0, lm, a["both_directions"]
+    )
     fb = None
     if fallback == "semantic":
         from lokg.taimr.retriever import SemanticRetriever

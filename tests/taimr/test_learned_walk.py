@@ -15,6 +15,7 @@ from lokg.models.components.path_gat import (
     QuestionPathGAT,
     group_logsumexp,
     relation_features,
+    vocabulary_log_probs,
     walk_log_probs,
 )
 from lokg.models.path_module import PathGATModule, rank_answers
@@ -98,6 +99,56 @@ def test_walk_log_probs_by_hand():
     assert stop_lp[0, 1].exp().item() == pytest.approx(1.0 / z)
     # node 2 has no step: it stops for sure
     assert stop_lp[2, 1].item() == pytest.approx(0.0)
+
+
+def test_vocabulary_log_probs_by_hand():
+    """normalization="vocabulary": each hop's mass is spread over the whole relation
+    vocabulary and stop, then a relation's share over the node's steps with it."""
+    # node 0 (topic): r0 -> 1, r0 -> 2, r1 -> 3; node 1: r2 -> 4; nodes 2, 3, 4 have no step
+    src = torch.tensor([0, 0, 0, 1])
+    rel = torch.tensor([0, 0, 1, 2])
+    # one question, vocabulary {r0, r1, r2}: hop 0 logits (log 2, 0, 0); hop 1 (0, 0, log 2)
+    all_logits = torch.tensor([[[math.log(2.0), 0.0, 0.0], [0.0, 0.0, math.log(2.0)]]])
+    all_stop = torch.tensor([[7.0, 0.0]])  # the hop-0 stop logit is never used
+    step = all_logits[0][:, rel].T  # each step's logit is its relation's
+    stop = all_stop.expand(5, 2)
+    owner_m, owner_n = torch.zeros(4, dtype=torch.long), torch.zeros(5, dtype=torch.long)
+    step_lp, stop_lp = vocabulary_log_probs(
+        step, stop, src, rel, all_logits, all_stop, owner_m, owner_n
+    )
+    # hop 0: Z = 2 + 1 + 1 = 4; r0 (2/4) is shared by node 0's two r0 steps; r1 gets 1/4
+    assert step_lp[:3, 0].exp().tolist() == pytest.approx([0.25, 0.25, 0.25])
+    assert stop_lp[:, 0].tolist() == [float("-inf")] * 5
+    # hop 1: Z = 1 + 1 + 2 + 1 (stop) = 5; node 1's r2 step 2/5, stopping 1/5 anywhere
+    assert step_lp[3, 1].exp().item() == pytest.approx(0.4)
+    assert stop_lp[:, 1].exp().tolist() == pytest.approx([0.2] * 5)
+    # a dead end keeps its 1/5: it does not stop for sure as under walk_log_probs, so
+    # P(stop at 3 after r1) = 1/4 * 1/5 < P(1 --r2--> 4) = 1/4 * 2/5
+    _, node_stop = walk_log_probs(step, stop, src, 5)
+    assert node_stop[3, 1].exp().item() == pytest.approx(1.0)
+
+
+def test_vocabulary_normalization_matches_the_networks_logits():
+    """QuestionPathGAT.log_probs(normalization="vocabulary") is vocabulary_log_probs on its
+    own step logits: a node's probabilities of its relations and stop sum to at most 1, and to
+    exactly 1 on a node that has every relation of the vocabulary."""
+    torch.manual_seed(0)
+    net = QuestionPathGAT(4, 5, 6, hidden=8, heads=2, max_hops=2, graph_context=False,
+                          normalization="vocabulary").eval()  # fmt: skip
+    rel_feats = torch.randn(3, 5)
+    # node 0 has every relation (0, 1, 2) once; node 1 only relation 0, twice
+    edge_index = torch.tensor([[0, 0, 0, 1, 1], [1, 2, 3, 2, 3]])
+    rel = torch.tensor([0, 1, 2, 0, 0])
+    x, q = torch.zeros(4, 0), torch.randn(1, 6)
+    step_lp, stop_lp = net.log_probs(x, edge_index, rel, rel_feats, q)
+    total_0 = step_lp[:3, 1].exp().sum() + stop_lp[0, 1].exp()
+    assert total_0.item() == pytest.approx(1.0, abs=1e-6)
+    total_1 = step_lp[3:, 1].exp().sum() + stop_lp[1, 1].exp()
+    assert total_1.item() < 1.0
+    # node 1's two r0 steps share r0's probability, which node 0's single r0 step has whole
+    assert step_lp[3, 1].exp().item() == pytest.approx(step_lp[0, 1].exp().item() / 2)
+    with pytest.raises(ValueError, match="graph_context=False"):
+        QuestionPathGAT(4, 5, 6, hidden=8, heads=2, normalization="vocabulary")
 
 
 def test_beam_search_scores_a_stopping_walk(family):

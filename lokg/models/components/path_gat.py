@@ -51,8 +51,16 @@ from torch import Tensor, nn
 from lokg.models.components.rel_gat_conv import RelGAT
 
 QUESTION_KEYS = ("relation", "relation_node")
+NORMALIZATIONS = ("node", "vocabulary")
 
-__all__ = ["QuestionPathGAT", "group_logsumexp", "relation_features", "walk_log_probs"]
+__all__ = [
+    "NORMALIZATIONS",
+    "QuestionPathGAT",
+    "group_logsumexp",
+    "relation_features",
+    "vocabulary_log_probs",
+    "walk_log_probs",
+]
 
 
 def relation_features(
@@ -128,6 +136,48 @@ def walk_log_probs(
     return torch.stack(step_out, 1), torch.stack(stop_out, 1)
 
 
+def vocabulary_log_probs(
+    step_logits: Tensor,
+    stop_logits: Tensor,
+    src: Tensor,
+    step_relation: Tensor,
+    all_logits: Tensor,
+    all_stop: Tensor,
+    edge_owner: Tensor,
+    node_owner: Tensor,
+) -> tuple[Tensor, Tensor]:
+    """Normalise per question and hop over the whole relation vocabulary and stop, then
+    share a relation's probability among the node's steps with that relation:
+
+        log P_t(u --r--> v | q) = logit_t(r | q) - log Z_t(q) - log deg_r(u)
+        log P_t(stop | q)       = logit_t(stop | q) - log Z_t(q)
+        Z_t(q) = sum_{r' in vocabulary} exp logit_t(r' | q) + exp logit_t(stop | q)
+
+    (hop 0 has no stop term).  Unlike :func:`walk_log_probs`, a node that lacks the
+    relation the question asks for does not hand that relation's probability to its other
+    steps or to stopping: the walk's mass there is lost (a dead end), so a path that stops
+    early at an entity without the asked relation is not preferred to the full path.  Needs
+    step logits that depend on the relation and the question only (``graph_context=False``).
+
+    Shapes:
+        - ``step_logits [m, L]``, ``stop_logits [n, L]``, ``src [m]``, ``step_relation [m]``,
+          ``all_logits [B, L, V]`` (every vocabulary relation's logit), ``all_stop [B, L]``,
+          ``edge_owner [m]``, ``node_owner [n]`` (each step's and node's question)
+        - **output:** ``step_logp [m, L]``, ``stop_logp [n, L]`` (column 0 is -inf)
+    """
+    z = torch.logsumexp(torch.cat([all_logits, all_stop.unsqueeze(-1)], -1), -1)  # [B, L]
+    z = torch.cat([torch.logsumexp(all_logits[:, :1], -1), z[:, 1:]], 1)  # hop 0: no stop
+    log_deg = torch.zeros(0, dtype=step_logits.dtype, device=src.device)
+    if src.numel():
+        key = src * (int(step_relation.max()) + 1) + step_relation
+        _, inverse, counts = torch.unique(key, return_inverse=True, return_counts=True)
+        log_deg = counts[inverse].to(step_logits.dtype).log()
+    step_lp = step_logits - z[edge_owner] - log_deg.unsqueeze(1)
+    stop_lp = stop_logits - z[node_owner]
+    no_stop = torch.full_like(stop_lp[:, :1], float("-inf"))
+    return step_lp, torch.cat([no_stop, stop_lp[:, 1:]], 1)
+
+
 class QuestionPathGAT(nn.Module):
     """Relation-aware GAT with the question in its attention, and the hop attention.
 
@@ -148,6 +198,10 @@ class QuestionPathGAT(nn.Module):
         graph_context: run the RelGAT and let node states enter the step and stop logits
             (default); ``False`` scores a step by its relation and the question alone (the
             first logit term keeps only ``a_rel^T W_r e_r``; stop has a learned key).
+        normalization: how :meth:`log_probs` turns logits into the walk's probabilities:
+            ``"node"`` (each node's steps and stop, :func:`walk_log_probs`) or
+            ``"vocabulary"`` (each hop's relation vocabulary and stop, shared among a node's
+            steps of one relation, :func:`vocabulary_log_probs`; needs ``graph_context=False``).
 
     Shapes:
         - **input:** ``x [n, d_v]``, ``edge_index [2, m]`` (step start -> end),
@@ -173,8 +227,19 @@ class QuestionPathGAT(nn.Module):
         question_key: str = "relation",
         question_tokens: bool = False,
         graph_context: bool = True,
+        normalization: str = "node",
     ):
         super().__init__()
+        if normalization not in NORMALIZATIONS:
+            raise ValueError(
+                f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}"
+            )
+        if normalization == "vocabulary" and graph_context:
+            raise ValueError(
+                "normalization='vocabulary' needs graph_context=False (a step's logit must "
+                "not depend on its entities)"
+            )
+        self.normalization = normalization
         if question_key not in QUESTION_KEYS:
             raise ValueError(f"question_key must be one of {QUESTION_KEYS}, got {question_key!r}")
         self.question_key = question_key
@@ -285,6 +350,70 @@ class QuestionPathGAT(nn.Module):
         tokens: Tensor | None = None,
         token_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
+        step, stop, _ = self._scores(
+            x, edge_index, step_relation, rel_feats, query, edge_owner, node_owner, tokens,
+            token_mask,
+        )  # fmt: skip
+        return step, stop
+
+    def log_probs(
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        step_relation: Tensor,
+        rel_feats: Tensor,
+        query: Tensor | None = None,
+        edge_owner: Tensor | None = None,
+        node_owner: Tensor | None = None,
+        tokens: Tensor | None = None,
+        token_mask: Tensor | None = None,
+        vocabulary: Tensor | None = None,
+        vocabulary_keys: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """The walk's ``(step_logp [m, L], stop_logp [n, L])`` under :attr:`normalization`.
+
+        ``"node"``: :func:`walk_log_probs` (each node's steps and stop soft-maxed together).
+        ``"vocabulary"``: :func:`vocabulary_log_probs` over the rows ``vocabulary`` of
+        ``rel_feats`` (``None``: all), the step relations a walk can take;
+        ``vocabulary_keys`` may hold their ``W_r e_r`` ``[V, d']`` already (inference
+        computes it once per graph).  Other inputs as :meth:`forward`'s.
+        """
+        step, stop, hop = self._scores(
+            x, edge_index, step_relation, rel_feats, query, edge_owner, node_owner, tokens,
+            token_mask,
+        )  # fmt: skip
+        src = edge_index[0]
+        if self.normalization == "node":
+            return walk_log_probs(step, stop, src, x.size(0))
+        q_hop, stop_b = hop  # [B | 1, L, d'], [B | 1, L]
+        rp_all = vocabulary_keys
+        if rp_all is None:
+            rp_all = self.lin_rel(rel_feats if vocabulary is None else rel_feats[vocabulary])
+        base_all = F.leaky_relu((rp_all * self.att[2]).sum(-1), self.negative_slope)  # [V]
+        all_logits = base_all + torch.einsum("blc,vc->blv", q_hop, rp_all) / math.sqrt(
+            self.hidden
+        )  # [B, L, V]
+        if edge_owner is None or q_hop.size(0) == 1:  # one question (or none): broadcast
+            edge_owner = torch.zeros_like(src)
+            node_owner = torch.zeros(x.size(0), dtype=torch.long, device=src.device)
+        return vocabulary_log_probs(
+            step, stop, src, step_relation, all_logits, stop_b, edge_owner, node_owner
+        )
+
+    def _scores(
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        step_relation: Tensor,
+        rel_feats: Tensor,
+        query: Tensor | None,
+        edge_owner: Tensor | None,
+        node_owner: Tensor | None,
+        tokens: Tensor | None,
+        token_mask: Tensor | None,
+    ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor] | None]:
+        """Step and stop logits, and (graph_context=False) each question's hop queries
+        ``[B, L, d']`` and stop logits ``[B, L]`` (what :meth:`log_probs` needs)."""
         if self.question_in_attention and query is None:
             raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
         L, C = self.max_hops, self.hidden
@@ -319,16 +448,21 @@ class QuestionPathGAT(nn.Module):
             base = F.leaky_relu((rp * self.att[2]).sum(-1), self.negative_slope)  # [m]
         key = rp if self.question_key == "relation" else rp + hp[dst]  # [m, d']
         if self.question_in_attention:
-            q_hop, q_stop = self._hop_queries(query, tokens, token_mask)  # [B, L, d']
-            if edge_owner is not None:
-                q_hop, q_stop = q_hop[edge_owner], q_stop[node_owner]  # [m | n, L, d']
+            q_hop_b, q_stop_b = self._hop_queries(query, tokens, token_mask)  # [B, L, d']
         else:
-            q_hop = self.hop_query_vec.unsqueeze(0)  # [1, L, d']
-            q_stop = self.stop_query_vec.unsqueeze(0)
+            q_hop_b = self.hop_query_vec.unsqueeze(0)  # [1, L, d']
+            q_stop_b = self.stop_query_vec.unsqueeze(0)
+        q_hop, q_stop = q_hop_b, q_stop_b
+        if edge_owner is not None and self.question_in_attention:
+            q_hop, q_stop = q_hop_b[edge_owner], q_stop_b[node_owner]  # [m | n, L, d']
         step = base.unsqueeze(1) + (q_hop * key.unsqueeze(1)).sum(-1) / math.sqrt(C)  # [m, L]
         if hp is not None:
             stop = (q_stop * hp.unsqueeze(1)).sum(-1) / math.sqrt(C) + self.stop_bias  # [n, L]
-        else:  # stop is one more "relation" with a learned key
-            stop = (q_stop * self.stop_key).sum(-1) / math.sqrt(C) + self.stop_bias
-            stop = stop.expand(x.size(0), L)  # [n, L]
-        return step, stop
+            return step, stop, None
+        # stop is one more "relation" with a learned key
+        stop_b = (q_stop_b * self.stop_key).sum(-1) / math.sqrt(C) + self.stop_bias  # [B, L]
+        if edge_owner is not None and self.question_in_attention:
+            stop = stop_b[node_owner]  # [n, L]
+        else:
+            stop = stop_b.expand(x.size(0), L)
+        return step, stop, (q_hop_b, stop_b)
