@@ -296,7 +296,7 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
     if model.hparams.question_encoder == "finetune":
         from lokg.models.components.question_lm import QuestionLM
 
-        question_lm = QuestionLM.from_encoder(embedder)
+        question_lm = QuestionLM.from_encoder(embedder, model.hparams.encoder_trainable_layers)
     model.set_graph(art.kg, feats, rel, names, query_encoder, token_encoder, question_lm)
 
 

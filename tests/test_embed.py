@@ -112,3 +112,32 @@ def test_token_embeddings_are_the_word_pieces_the_fine_tuned_copy_starts_from():
     assert pooled.numpy() == pytest.approx(enc.encode(texts, kind="query"), abs=1e-5)
     with pytest.raises(TypeError):
         enc.encode_tokens("one string")
+
+
+def test_fine_tuning_the_top_layers_runs_them_on_cached_frozen_states():
+    """``trainable_layers=k``: only the top k layers train; the frozen layers' output is
+    computed once per question and cached, and the result is the whole model's (with the
+    attention dropout off, so both are deterministic)."""
+    from lokg.models.components.question_lm import QuestionLM
+
+    full, top = QuestionLM(), QuestionLM(trainable_layers=2)
+    for lm in (full, top):
+        for module in lm.lm.modules():
+            if hasattr(module, "dropout_prob"):  # SDPA's attention dropout
+                module.dropout_prob = 0.0
+    texts = ["what is the nationality of alice 's spouse ?", "who ?"]
+    want_pooled, want_hidden, mask = full(texts)
+    pooled, hidden, _ = top(texts)
+    assert list(top._frozen) == texts  # cached once per question ...
+    assert pooled.detach().numpy() == pytest.approx(want_pooled.detach().numpy(), abs=1e-5)
+    assert hidden[mask].detach().numpy() == pytest.approx(
+        want_hidden[mask].detach().numpy(), abs=1e-4
+    )
+    again, _, _ = top(texts[::-1])  # ... and reused in any batch order
+    assert again.detach().numpy() == pytest.approx(pooled.flip(0).detach().numpy(), abs=1e-5)
+    pooled.sum().backward()
+    layers = top.lm.encoder.layer
+    assert all(p.grad is None for p in layers[0].parameters())  # frozen: no gradient
+    assert all(p.grad is not None for p in layers[-1].parameters() if p.requires_grad)
+    with pytest.raises(ValueError, match="expected 1..6"):
+        QuestionLM(trainable_layers=7)

@@ -112,6 +112,8 @@ class PathGATModule(pl.LightningModule):
             ``"finetune"`` (:class:`~lokg.models.components.question_lm.QuestionLM`, a copy of
             it trained end to end; ``set_graph(question_lm=...)``).
         encoder_lr: learning rate of the fine-tuned encoder (the rest uses ``optimizer``'s).
+        encoder_trainable_layers: fine-tune only the encoder's top ``k`` layers, the frozen
+            layers' output cached per question (``None``: all layers).
         optimizer: ``functools.partial`` of a torch optimizer (``None`` = Adam 1e-3).
     """
 
@@ -138,6 +140,7 @@ class PathGATModule(pl.LightningModule):
         normalization: str = "node",
         question_encoder: str = "frozen",
         encoder_lr: float = 5e-5,
+        encoder_trainable_layers: int | None = None,
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
     ):
         super().__init__()
@@ -419,7 +422,10 @@ class PathGATModule(pl.LightningModule):
         groups: list[dict] = [{"params": params}]
         if self.question_lm is not None:
             groups.append(
-                {"params": list(self.question_lm.parameters()), "lr": self.hparams.encoder_lr}
+                {
+                    "params": [p for p in self.question_lm.parameters() if p.requires_grad],
+                    "lr": self.hparams.encoder_lr,
+                }
             )
         if self.optimizer_factory is None:
             return torch.optim.Adam(groups, lr=1e-3)

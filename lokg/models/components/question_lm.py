@@ -13,6 +13,12 @@ the mean-pooled, L2-normalised question vector (the sentence-transformers recipe
 :class:`lokg.embed.SentenceEncoder`) and the word-piece token states without padding or the
 tokenizer's special tokens.
 
+With ``trainable_layers=k`` only the top ``k`` transformer layers train: the embeddings
+and the layers below are frozen, so their output for a question never changes, and training
+computes it once per question (kept in a bounded cache) and runs only the top ``k`` layers
+forward and backward.  Evaluation and export run the whole model as usual (the same numbers:
+dropout is off).
+
 Shapes:
     - **input:** ``texts`` (B strings)
     - **output:** ``pooled [B, d]``, ``tokens [B, T, d]``, ``mask [B, T]`` (True = a token)
@@ -40,10 +46,19 @@ class QuestionLM(nn.Module):
             all-MiniLM-L6-v2.
         prefix: prepended to every question (``"query: "`` for E5).
         max_length: tokenizer truncation length.
+        trainable_layers: train only the top ``k`` layers (``None``: all, and the
+            embeddings); needs a BERT-style encoder (``lm.encoder.layer``).
     """
 
+    #: questions whose frozen-layer output is kept (about 30 KB each for MiniLM)
+    CACHE_SIZE = 65536
+
     def __init__(
-        self, path: str | os.PathLike | None = None, prefix: str = "", max_length: int = 64
+        self,
+        path: str | os.PathLike | None = None,
+        prefix: str = "",
+        max_length: int = 64,
+        trainable_layers: int | None = None,
     ):
         super().__init__()
         from transformers import AutoModel, AutoTokenizer
@@ -60,12 +75,38 @@ class QuestionLM(nn.Module):
         pooler = getattr(self.lm, "pooler", None)
         if isinstance(pooler, nn.Module):  # BERT's [CLS] pooler: unused (mean pooling), frozen
             pooler.requires_grad_(False)
-        # fine-tuned without dropout (as measured: the copy used to stay in eval mode), so
-        # train and eval modes encode alike
+        # fine-tuned without the hidden-state dropout; the attention-probability dropout of
+        # the encoder's config (0.1 for MiniLM) stays: SDPA attention reads it from
+        # ``dropout_prob``, not from an ``nn.Dropout``, and every measured walk model trained
+        # with it (docs/design/taimr.md)
         for m in self.lm.modules():
             if isinstance(m, nn.Dropout):
                 m.p = 0.0
+        self.trainable_layers = trainable_layers
+        self.frozen_layers = 0
+        self._frozen: dict[str, Tensor] = {}  # question -> frozen layers' output [T_i, d]
+        if trainable_layers is not None:
+            layers = self._layers()
+            if not 0 < trainable_layers <= len(layers):
+                raise ValueError(
+                    f"model.encoder_trainable_layers={trainable_layers}; expected 1..{len(layers)}"
+                    " (the encoder's layers) or null (all)"
+                )
+            self.frozen_layers = len(layers) - trainable_layers
+            self.lm.embeddings.requires_grad_(False)
+            for layer in layers[: self.frozen_layers]:
+                layer.requires_grad_(False)
         self.lm.train()
+
+    def _layers(self) -> nn.ModuleList:
+        encoder = getattr(self.lm, "encoder", None)
+        layers = getattr(encoder, "layer", None)
+        if not isinstance(layers, nn.ModuleList):
+            raise ValueError(
+                "model.encoder_trainable_layers needs a BERT-style encoder (lm.encoder.layer); "
+                f"{type(self.lm).__name__} has none: leave it null"
+            )
+        return layers
 
     @property
     def dim(self) -> int:
@@ -77,9 +118,43 @@ class QuestionLM(nn.Module):
             self.tokenizer, [self.prefix + t for t in texts], self.max_length
         )
         tok = tok.to(device)
-        hidden = self.lm(**tok).last_hidden_state  # [B, L, d]
+        if self.frozen_layers and self.training:
+            hidden = self._top_layers(texts, tok)
+        else:
+            hidden = self.lm(**tok).last_hidden_state  # [B, L, d]
         pooled = nn.functional.normalize(mean_pool(hidden, tok["attention_mask"]), dim=-1)
         return pooled, hidden, mask.to(device)
+
+    def _top_layers(self, texts: Sequence[str], tok) -> Tensor:
+        """``[B, L, d]`` last hidden states: the frozen layers' output from the cache
+        (computed for the questions not in it), then the trainable layers."""
+        layers, mask = self._layers(), tok["attention_mask"]
+        missing = [i for i, t in enumerate(texts) if t not in self._frozen]
+        if missing:
+            frozen = layers[: self.frozen_layers]
+            modes = [layer.training for layer in frozen]
+            with torch.no_grad():
+                frozen.eval()  # a cached output is the deterministic one (no dropout)
+                sub = {k: v[missing] for k, v in tok.items()}
+                h = self.lm.embeddings(
+                    input_ids=sub["input_ids"], token_type_ids=sub.get("token_type_ids")
+                )
+                ext = self.lm.get_extended_attention_mask(sub["attention_mask"], h.shape[:2])
+                for layer, mode in zip(frozen, modes, strict=True):
+                    h = layer(h, ext)[0]
+                    layer.train(mode)
+            if len(self._frozen) + len(missing) > self.CACHE_SIZE:
+                self._frozen.clear()
+            for j, i in enumerate(missing):
+                self._frozen[texts[i]] = h[j, : int(mask[i].sum())].detach()
+        hidden = torch.zeros(*mask.shape, self.dim, device=mask.device)
+        for i, t in enumerate(texts):
+            row = self._frozen[t]
+            hidden[i, : len(row)] = row
+        ext = self.lm.get_extended_attention_mask(mask, mask.shape)
+        for layer in layers[self.frozen_layers :]:
+            hidden = layer(hidden, ext)[0]
+        return hidden
 
     def save(self, directory: str | os.PathLike) -> None:
         """``save_pretrained`` of the model and tokenizer into ``directory``."""
@@ -89,9 +164,9 @@ class QuestionLM(nn.Module):
         self.tokenizer.save_pretrained(directory)
 
     @classmethod
-    def from_encoder(cls, encoder) -> QuestionLM:
+    def from_encoder(cls, encoder, trainable_layers: int | None = None) -> QuestionLM:
         """A trainable copy of a :class:`lokg.embed.SentenceEncoder`'s model."""
-        return cls(encoder.model_path, encoder.query_prefix, encoder.max_length)
+        return cls(encoder.model_path, encoder.query_prefix, encoder.max_length, trainable_layers)
 
     @torch.no_grad()
     def encode(self, texts: Sequence[str]) -> tuple[Tensor, Tensor, Tensor]:
