@@ -42,6 +42,7 @@ demo: $(STAMP_DIR)/install
 	$(PY) train.py experiment=stats data=pq3h tags=[pq3h,stats]
 	$(PY) train.py experiment=train_transe trainer.enable_progress_bar=false
 	$(PY) train.py experiment=train_gat trainer.enable_progress_bar=false
+	$(PY) train.py experiment=train_qgat trainer.enable_progress_bar=false
 	$(PY) evaluate.py experiment=paper llm=extractive
 	$(PY) evaluate.py llm=extractive
 	$(PY) evaluate.py $(DEMO_LLM)

@@ -10,11 +10,14 @@ Rows (each one configuration, built from the package's configs):
   (``retriever=taimr_linked``, the configuration before the learned walk);
 - ``learned``: ``retriever=learned`` with the walk model trained by
   ``experiment=train_qgat`` as ``configs/model/qgat.yaml`` sets it (fine-tuned question
-  encoder, token pointer, TransE's e_r, no node states);
+  encoder, token pointer, TransE's e_r, no node states, each hop normalised over the
+  relation vocabulary);
 - ``learned, free relation table``: the same with ``model.relation_source=learned``;
 - ``learned, no question in attention``: ``model.question_in_attention=false`` (and so no
   pointer and no encoder to fine-tune);
-- ``learned, frozen question encoder``: ``model.question_encoder=frozen``.
+- ``learned, frozen question encoder``: ``model.question_encoder=frozen``;
+- ``learned, node-normalised walk``: ``model.normalization=node`` (each node's steps and stop
+  soft-maxed together, the walk model before the vocabulary normalisation).
 
 Each walk-model row uses, among the dataset's ``qgat-*`` artifacts whose recorded
 architecture is the default's with the row's switch changed, the one with the best recorded
@@ -56,6 +59,7 @@ ARCH_KEYS = (
     "graph_context",
     "question_encoder",
     "normalization",
+    "encoder_trainable_layers",
 )
 _LEARNED = ["experiment=lokg", "retriever=learned"]
 
@@ -71,6 +75,7 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
         {"question_in_attention": False, "question_tokens": False, "question_encoder": "frozen"},
     ),
     "learned, frozen question encoder": (_LEARNED, {"question_encoder": "frozen"}),
+    "learned, node-normalised walk": (_LEARNED, {"normalization": "node"}),
 }
 
 

@@ -1,9 +1,10 @@
 """The evidence view (lokg/show.py) on PQ-2H with the real retriever and ITTC encoder.
 
 The question is PQ-2H's first test question, "which nationality is
-frederica_of_mecklenburg-strelitz 's couple ?": TAIMR (uniform attention, no SCOS, so no
-training is needed) retrieves its two-hop path spouse -> nationality. Costs and values in the
-page are checked against Eq. (9) computed here by hand from the graph's tail entropies.
+frederica_of_mecklenburg-strelitz 's couple ?": TAIMR with the rule-based linker
+(``retriever=taimr_linked``: uniform attention, no SCOS, so no training is needed) retrieves
+its two-hop path spouse -> nationality. Costs and values in the page are checked against
+Eq. (9) computed here by hand from the graph's tail entropies.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from lokg.pipeline import LOKG
 from lokg.show import evidence_view, find_question, render_html, table_rows, write_page
 
 QID = "pq2h-00001"
-BASE = ["scos=off", "retriever.attention=uniform", "llm=extractive", "logger=csv"]
+BASE = ["scos=off", "retriever=taimr_linked", "llm=extractive", "logger=csv"]
 
 
 def _double_class():

@@ -243,6 +243,7 @@ class PathGATModule(pl.LightningModule):
             "graph_context": hp.graph_context,
             "normalization": hp.normalization,
             "question_encoder": hp.question_encoder,
+            "encoder_trainable_layers": hp.encoder_trainable_layers,
             "relation_source": hp.relation_source,
             "both_directions": hp.both_directions,
         }

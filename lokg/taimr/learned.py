@@ -62,6 +62,7 @@ ARCHITECTURE_DEFAULTS = {
     "graph_context": True,
     "question_encoder": "frozen",
     "normalization": "node",
+    "encoder_trainable_layers": None,
 }
 
 

@@ -263,6 +263,38 @@ def test_question_aware_walk_beats_uniform_attention():
     assert len({scores[c] for c in countries}) == 1
 
 
+def _dead_ends(n: int) -> tuple[KnowledgeGraph, list[Question]]:
+    """p_i -lives_in-> city_i (a dead end: no mayor) and p_i -lives_in-> town_i -mayor-> m_i;
+    asked "mayor of p_i 's lives_in ?".  A walk that stops at city_i after one hop reaches a
+    wrong answer without ever choosing a wrong relation."""
+    triples, questions = [], []
+    for i in range(n):
+        triples += [(f"p{i}", "lives_in", f"city{i}"), (f"p{i}", "lives_in", f"town{i}"),
+                    (f"town{i}", "mayor", f"m{i}")]  # fmt: skip
+        gold = ((f"p{i}", "lives_in", f"town{i}"), (f"town{i}", "mayor", f"m{i}"))
+        questions.append(
+            Question(f"q{i}", f"mayor of p{i} 's lives_in ?", (f"m{i}",), (f"p{i}",), gold)
+        )
+    return KnowledgeGraph.from_labeled_triples(triples), questions
+
+
+def test_vocabulary_normalised_walk_does_not_stop_at_a_dead_end():
+    """The default walk (no node states, each hop normalised over the relation vocabulary):
+    stopping after one hop costs P(stop | hop 1) wherever the walk is, so the dead end
+    city_i ranks below the mayor on held-out people."""
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, questions = _dead_ends(12)
+    m = _module(kg, enc, graph_context=False, normalization="vocabulary")
+    _fit(m, questions[:8])
+    assert _hits(m, questions[8:]) == 1.0
+    s = m.supervise(questions[8])
+    with torch.no_grad():
+        step_lp, stop_lp, _, _ = m.score_graphs([s.graph], [questions[8].text])
+    _, scores, _ = rank_answers(s.graph, step_lp.double().numpy(), stop_lp.double().numpy(), 2, 16)
+    city, mayor = kg.entities["city8"], kg.entities["m8"]
+    assert scores.get(city, -np.inf) < scores[mayor]
+
+
 def test_without_the_question_the_walk_cannot_choose():
     enc = KeywordEncoder(model_id="test/keywords")
     kg, questions = _people(12)
