@@ -32,3 +32,24 @@ def test_slurm_launcher_composes(name, tmp_path):
     assert (launcher.partition, launcher.gpus_per_node, launcher.cpus_per_task) == ("gpu", 1, 8)
     assert launcher.timeout_min == 240 and launcher.max_num_timeout == 0
     GlobalHydra.instance().clear()
+
+
+def test_a_multirun_sweep_runs_every_job(tmp_path):
+    """``evaluate.py -m a=x,y`` (the recorded sweeps of docs/design/taimr.md): the sweep
+    directory resolves before any job runs (it once named ``${hydra:runtime.cwd}``, which the
+    sweeper cannot resolve, so every multirun stopped with one error line), and each job
+    writes its own results."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LOKG_ROOT": str(tmp_path)}
+    sweep_args = ["retriever=taimr_linked", "scos=off", "llm=extractive", "limit=1", "~logger",
+                  "retriever.lambda_q=0,0.5"]  # fmt: skip
+    cmd = [sys.executable, str(CONFIGS.parent / "evaluate.py"), "-m", *sweep_args]
+    out = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (sweep,) = (tmp_path / "logs" / "evaluate" / "multiruns").iterdir()
+    assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["0", "1"]
+    runs = list((tmp_path / "logs" / "evaluate" / "results" / "pq2h").iterdir())
+    assert len(runs) == 2  # one results directory per configuration
