@@ -40,7 +40,7 @@ from torchmetrics import MeanMetric
 
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
-from lokg.models.components.path_gat import QuestionPathGAT, relation_features
+from lokg.models.components.path_gat import QuestionPathGAT, relation_features, step_log_degree
 from lokg.taimr.walk import WalkGraph, answers_of, beam_search, supervised_paths, walk_graph
 from lokg.typing import Question
 
@@ -174,6 +174,7 @@ class PathGATModule(pl.LightningModule):
         self.token_encoder: Callable[[list[str]], list[Tensor]] | None = None
         self.question_lm: nn.Module | None = None
         self._supervised: dict[str, SupervisedQuestion] = {}
+        self._log_deg: dict[str, np.ndarray] = {}
         # question-weighted means over the epoch, all-reduced across DDP processes
         self.val_loss, self.val_hits, self.val_recall = MeanMetric(), MeanMetric(), MeanMetric()
 
@@ -223,6 +224,7 @@ class PathGATModule(pl.LightningModule):
         self.query_encoder = query_encoder
         self.token_encoder = token_encoder
         self._supervised = {}
+        self._log_deg = {}
 
     def architecture(self) -> dict:
         """What :func:`lokg.taimr.learned.build_learned` needs to rebuild the network
@@ -291,35 +293,44 @@ class PathGATModule(pl.LightningModule):
         return n / max(len(questions), 1)
 
     # ------------------------------------------------------------------ forward
-    def score_graphs(self, graphs: Sequence[WalkGraph], questions: Sequence[str]):
-        """Step/stop log-probabilities of each question on its walk graph (disjoint union).
+    def _encode(self, questions: Sequence[str]) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        """``(q [B, d_q], tokens [B, T, d_q] | None, mask [B, T] | None)`` of the questions,
+        by the fine-tuned encoder or the frozen one's cached vectors."""
+        assert self.query_encoder is not None or self.question_lm is not None
+        device = self.relation_table.weight.device
+        if self.question_lm is not None:
+            q, tokens, mask = self.question_lm(list(questions))  # [B, d_q], [B, T, d_q]
+            return (q, tokens, mask) if self.hparams.question_tokens else (q, None, None)
+        q = self.query_encoder(list(questions)).to(device).float()  # [B, d_q]
+        if not self.hparams.question_tokens:
+            return q, None, None
+        assert self.token_encoder is not None
+        tokens, mask = pad_tokens(self.token_encoder(list(questions)), device)
+        return q, tokens, mask
 
-        Returns ``(step_logp [m], stop_logp [n], step offsets, node offsets)``.
+    def score_graphs(self, graphs: Sequence[WalkGraph], questions: Sequence[str], encoded=None):
+        """Step/stop log-probabilities of each question on its walk graph (disjoint union).
+        ``encoded``: the questions' :meth:`_encode` output when already computed.
+
+        Returns ``(step_logp [m, L], stop_logp [n, L], step offsets, node offsets)``.
         """
         assert self.node_features is not None
-        assert self.query_encoder is not None or self.question_lm is not None
         device = self.relation_table.weight.device
         sizes_n = [g.num_nodes for g in graphs]
         sizes_m = [g.num_steps for g in graphs]
         off_n = np.concatenate([[0], np.cumsum(sizes_n)])
         nodes = torch.as_tensor(np.concatenate([g.nodes for g in graphs]), device="cpu")
-        x = self.node_features[nodes].to(device)
+        if self.hparams.graph_context:
+            x = self.node_features[nodes].to(device)
+        else:  # no entity enters the score
+            x = torch.zeros(len(nodes), 0, device=device)
         src = np.concatenate([g.src + off_n[i] for i, g in enumerate(graphs)])
         dst = np.concatenate([g.dst + off_n[i] for i, g in enumerate(graphs)])
         edge_index = torch.as_tensor(np.stack([src, dst]), dtype=torch.long, device=device)
         rel = torch.as_tensor(
             np.concatenate([g.step_relation for g in graphs]), dtype=torch.long, device=device
         )
-        tokens = mask = None
-        if self.question_lm is not None:
-            q, tokens, mask = self.question_lm(list(questions))  # [B, d_q], [B, T, d_q]
-            if not self.hparams.question_tokens:
-                tokens = mask = None
-        else:
-            q = self.query_encoder(list(questions)).to(device).float()  # [B, d_q]
-            if self.hparams.question_tokens:
-                assert self.token_encoder is not None
-                tokens, mask = pad_tokens(self.token_encoder(list(questions)), device)
+        q, tokens, mask = self._encode(questions) if encoded is None else encoded
         owner_m = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_m), device=device)
         owner_n = torch.as_tensor(np.repeat(np.arange(len(graphs)), sizes_n), device=device)
         step_lp, stop_lp = self.net.log_probs(
@@ -328,12 +339,62 @@ class PathGATModule(pl.LightningModule):
         )  # fmt: skip
         return step_lp, stop_lp, np.concatenate([[0], np.cumsum(sizes_m)]), off_n
 
-    def _batch_loss(self, items: list[SupervisedQuestion]) -> tuple[Tensor, tuple]:
-        step_lp, stop_lp, off_m, off_n = self.score_graphs(
-            [s.graph for s in items], [s.question.text for s in items]
-        )
-        L = self.hparams.max_hops
+    def _log_degree(self, s: SupervisedQuestion) -> np.ndarray:
+        """``[m]`` log deg_r(u) of each step of ``s``'s walk graph (cached per question)."""
+        if s.question.id not in self._log_deg:
+            g = s.graph
+            self._log_deg[s.question.id] = step_log_degree(
+                torch.from_numpy(g.src), torch.from_numpy(g.step_relation)
+            ).numpy()
+        return self._log_deg[s.question.id]
+
+    def _batch_loss(self, items: list[SupervisedQuestion], steps: bool = True):
+        """``-mean_q log sum_{p in P+(q)} P(p | q)`` over the items with supervised paths, and
+        (``steps``) every step's and node's log-probabilities for ranking.
+
+        Under ``normalization="vocabulary"`` a path's probability needs only its own steps'
+        relations (and their degree at the node): the loss reads them from the questions'
+        hop distributions ``[B, L, V]`` and never scores the rest of the walk graph, so its
+        memory does not grow with the graph."""
+        hp = self.hparams
+        L, texts = hp.max_hops, [s.question.text for s in items]
+        if hp.normalization != "vocabulary":
+            step_lp, stop_lp, off_m, off_n = self.score_graphs([s.graph for s in items], texts)
+            path_lp = self._path_log_probs(items, step_lp, stop_lp, off_m, off_n)
+            loss = -torch.stack(path_lp).mean() if path_lp else step_lp.sum() * 0.0
+            return loss, (step_lp, stop_lp, off_m, off_n)
+        device = self.relation_table.weight.device
+        encoded = self._encode(texts)
+        hop_logp, hop_stop = self.net.hop_log_probs(
+            self.rel_feats(), *encoded, vocabulary=self.vocabulary(device)
+        )  # [B | 1, L, V], [B | 1, L]
         losses = []
+        for i, s in enumerate(items):
+            if not s.paths:
+                continue
+            b = i if hop_logp.size(0) > 1 else 0
+            log_deg = self._log_degree(s)
+            path_lp = []
+            for p in s.paths:
+                e = list(p)
+                rel = torch.as_tensor(s.graph.step_relation[e], device=device)
+                lp = hop_logp[b, torch.arange(len(p), device=device), rel].sum()
+                lp = lp - float(log_deg[e].sum())
+                if len(p) < L:
+                    lp = lp + hop_stop[b, len(p)]
+                path_lp.append(lp)
+            losses.append(-torch.logsumexp(torch.stack(path_lp), 0))
+        loss = torch.stack(losses).mean() if losses else hop_logp.sum() * 0.0
+        extra = None
+        if steps:
+            with torch.no_grad():
+                extra = self.score_graphs([s.graph for s in items], texts, encoded)
+        return loss, extra
+
+    def _path_log_probs(self, items, step_lp, stop_lp, off_m, off_n) -> list[Tensor]:
+        """Per item with supervised paths: log sum_p P(p | q) from the graphs' step log-probs."""
+        L = self.hparams.max_hops
+        out = []
         for i, s in enumerate(items):
             if not s.paths:
                 continue
@@ -345,9 +406,8 @@ class PathGATModule(pl.LightningModule):
                     end = off_n[i] + int(s.graph.dst[p[-1]])
                     lp = lp + stop_lp[end, len(p)]
                 path_lp.append(lp)
-            losses.append(-torch.logsumexp(torch.stack(path_lp), 0))
-        loss = torch.stack(losses).mean() if losses else step_lp.sum() * 0.0
-        return loss, (step_lp, stop_lp, off_m, off_n)
+            out.append(torch.logsumexp(torch.stack(path_lp), 0))
+        return out
 
     def _items(self, questions: Sequence[Question]) -> list[SupervisedQuestion]:
         return [s for s in (self.supervise(q) for q in questions) if s is not None]
@@ -366,7 +426,7 @@ class PathGATModule(pl.LightningModule):
                 # Lightning refuses ``None`` there (the other processes would wait forever)
                 return self._zero_loss()
             return None
-        loss, _ = self._batch_loss(items)
+        loss, _ = self._batch_loss(items, steps=False)
         self.log("train/loss", loss, batch_size=len(items), prog_bar=True)
         return loss
 

@@ -14,6 +14,7 @@ from lokg.kg.graph import KnowledgeGraph
 from lokg.models.components.path_gat import (
     QuestionPathGAT,
     group_logsumexp,
+    hop_distribution,
     relation_features,
     vocabulary_log_probs,
     walk_log_probs,
@@ -103,28 +104,32 @@ def test_walk_log_probs_by_hand():
 
 def test_vocabulary_log_probs_by_hand():
     """normalization="vocabulary": each hop's mass is spread over the whole relation
-    vocabulary and stop, then a relation's share over the node's steps with it."""
+    vocabulary and stop (hop_distribution), then a relation's share over the node's steps
+    with it (vocabulary_log_probs)."""
     # node 0 (topic): r0 -> 1, r0 -> 2, r1 -> 3; node 1: r2 -> 4; nodes 2, 3, 4 have no step
     src = torch.tensor([0, 0, 0, 1])
     rel = torch.tensor([0, 0, 1, 2])
     # one question, vocabulary {r0, r1, r2}: hop 0 logits (log 2, 0, 0); hop 1 (0, 0, log 2)
     all_logits = torch.tensor([[[math.log(2.0), 0.0, 0.0], [0.0, 0.0, math.log(2.0)]]])
     all_stop = torch.tensor([[7.0, 0.0]])  # the hop-0 stop logit is never used
-    step = all_logits[0][:, rel].T  # each step's logit is its relation's
-    stop = all_stop.expand(5, 2)
+    hop_logp, hop_stop = hop_distribution(all_logits, all_stop)
+    # hop 0: Z = 2 + 1 + 1 = 4; hop 1: Z = 1 + 1 + 2 + 1 (stop) = 5
+    assert hop_logp[0].exp().tolist() == [pytest.approx([0.5, 0.25, 0.25]),
+                                          pytest.approx([0.2, 0.2, 0.4])]  # fmt: skip
+    assert hop_stop[0, 0].item() == float("-inf")
+    assert hop_stop[0, 1].exp().item() == pytest.approx(0.2)
     owner_m, owner_n = torch.zeros(4, dtype=torch.long), torch.zeros(5, dtype=torch.long)
-    step_lp, stop_lp = vocabulary_log_probs(
-        step, stop, src, rel, all_logits, all_stop, owner_m, owner_n
-    )
-    # hop 0: Z = 2 + 1 + 1 = 4; r0 (2/4) is shared by node 0's two r0 steps; r1 gets 1/4
+    step_lp, stop_lp = vocabulary_log_probs(hop_logp, hop_stop, src, rel, owner_m, owner_n)
+    # r0 (2/4) is shared by node 0's two r0 steps; r1 gets 1/4
     assert step_lp[:3, 0].exp().tolist() == pytest.approx([0.25, 0.25, 0.25])
     assert stop_lp[:, 0].tolist() == [float("-inf")] * 5
-    # hop 1: Z = 1 + 1 + 2 + 1 (stop) = 5; node 1's r2 step 2/5, stopping 1/5 anywhere
+    # node 1's r2 step 2/5, stopping 1/5 anywhere
     assert step_lp[3, 1].exp().item() == pytest.approx(0.4)
     assert stop_lp[:, 1].exp().tolist() == pytest.approx([0.2] * 5)
     # a dead end keeps its 1/5: it does not stop for sure as under walk_log_probs, so
     # P(stop at 3 after r1) = 1/4 * 1/5 < P(1 --r2--> 4) = 1/4 * 2/5
-    _, node_stop = walk_log_probs(step, stop, src, 5)
+    step = all_logits[0][:, rel].T  # each step's logit is its relation's
+    _, node_stop = walk_log_probs(step, all_stop.expand(5, 2), src, 5)
     assert node_stop[3, 1].exp().item() == pytest.approx(1.0)
 
 

@@ -57,7 +57,9 @@ __all__ = [
     "NORMALIZATIONS",
     "QuestionPathGAT",
     "group_logsumexp",
+    "hop_distribution",
     "relation_features",
+    "step_log_degree",
     "vocabulary_log_probs",
     "walk_log_probs",
 ]
@@ -136,46 +138,67 @@ def walk_log_probs(
     return torch.stack(step_out, 1), torch.stack(stop_out, 1)
 
 
-def vocabulary_log_probs(
-    step_logits: Tensor,
-    stop_logits: Tensor,
-    src: Tensor,
-    step_relation: Tensor,
-    all_logits: Tensor,
-    all_stop: Tensor,
-    edge_owner: Tensor,
-    node_owner: Tensor,
-) -> tuple[Tensor, Tensor]:
-    """Normalise per question and hop over the whole relation vocabulary and stop, then
-    share a relation's probability among the node's steps with that relation:
+def hop_distribution(all_logits: Tensor, all_stop: Tensor) -> tuple[Tensor, Tensor]:
+    """Each question's and hop's distribution over the step-relation vocabulary and stop
+    (``normalization="vocabulary"``):
 
-        log P_t(u --r--> v | q) = logit_t(r | q) - log Z_t(q) - log deg_r(u)
-        log P_t(stop | q)       = logit_t(stop | q) - log Z_t(q)
+        log P_t(r | q)    = logit_t(r | q) - log Z_t(q)
+        log P_t(stop | q) = logit_t(stop | q) - log Z_t(q)
         Z_t(q) = sum_{r' in vocabulary} exp logit_t(r' | q) + exp logit_t(stop | q)
 
-    (hop 0 has no stop term).  Unlike :func:`walk_log_probs`, a node that lacks the
-    relation the question asks for does not hand that relation's probability to its other
-    steps or to stopping: the walk's mass there is lost (a dead end), so a path that stops
-    early at an entity without the asked relation is not preferred to the full path.  Needs
-    step logits that depend on the relation and the question only (``graph_context=False``).
+    (hop 0 has no stop term: a path has at least one step).
 
     Shapes:
-        - ``step_logits [m, L]``, ``stop_logits [n, L]``, ``src [m]``, ``step_relation [m]``,
-          ``all_logits [B, L, V]`` (every vocabulary relation's logit), ``all_stop [B, L]``,
-          ``edge_owner [m]``, ``node_owner [n]`` (each step's and node's question)
-        - **output:** ``step_logp [m, L]``, ``stop_logp [n, L]`` (column 0 is -inf)
+        - ``all_logits [B, L, V]`` (every vocabulary relation's logit), ``all_stop [B, L]``
+        - **output:** ``log P_t(r | q) [B, L, V]``, ``log P_t(stop | q) [B, L]`` (column 0
+          is -inf)
     """
     z = torch.logsumexp(torch.cat([all_logits, all_stop.unsqueeze(-1)], -1), -1)  # [B, L]
     z = torch.cat([torch.logsumexp(all_logits[:, :1], -1), z[:, 1:]], 1)  # hop 0: no stop
-    log_deg = torch.zeros(0, dtype=step_logits.dtype, device=src.device)
-    if src.numel():
-        key = src * (int(step_relation.max()) + 1) + step_relation
-        _, inverse, counts = torch.unique(key, return_inverse=True, return_counts=True)
-        log_deg = counts[inverse].to(step_logits.dtype).log()
-    step_lp = step_logits - z[edge_owner] - log_deg.unsqueeze(1)
-    stop_lp = stop_logits - z[node_owner]
-    no_stop = torch.full_like(stop_lp[:, :1], float("-inf"))
-    return step_lp, torch.cat([no_stop, stop_lp[:, 1:]], 1)
+    stop = all_stop - z
+    no_stop = torch.full_like(stop[:, :1], float("-inf"))
+    return all_logits - z.unsqueeze(-1), torch.cat([no_stop, stop[:, 1:]], 1)
+
+
+def step_log_degree(src: Tensor, step_relation: Tensor) -> Tensor:
+    """``[m]`` log deg_r(u): how many of ``u``'s steps share step ``e = u -r-> v``'s relation."""
+    if not src.numel():
+        return torch.zeros(0, device=src.device)
+    key = src * (int(step_relation.max()) + 1) + step_relation
+    _, inverse, counts = torch.unique(key, return_inverse=True, return_counts=True)
+    return counts[inverse].float().log()
+
+
+def vocabulary_log_probs(
+    hop_logp: Tensor,
+    hop_stop: Tensor,
+    src: Tensor,
+    step_relation: Tensor,
+    edge_owner: Tensor,
+    node_owner: Tensor,
+    position: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The walk's step and stop log-probabilities from :func:`hop_distribution`'s: a
+    relation's probability is shared among the node's steps with that relation,
+
+        log P_t(u --r--> v | q) = log P_t(r | q) - log deg_r(u)
+
+    and stopping costs log P_t(stop | q) wherever the walk is.  Unlike
+    :func:`walk_log_probs`, a node that lacks the relation the question asks for does not
+    hand that relation's probability to its other steps or to stopping: the walk's mass
+    there is lost (a dead end), so a path that stops early at an entity without the asked
+    relation is not preferred to the full path.  Needs step logits that depend on the
+    relation and the question only (``graph_context=False``).
+
+    Shapes:
+        - ``hop_logp [B, L, V]``, ``hop_stop [B, L]``, ``src [m]``, ``step_relation [m]``,
+          ``edge_owner [m]``, ``node_owner [n]`` (each step's and node's question),
+          ``position [2R]`` (a step relation's column in the vocabulary; ``None``: itself)
+        - **output:** ``step_logp [m, L]``, ``stop_logp [n, L]`` (column 0 is -inf)
+    """
+    col = step_relation if position is None else position[step_relation]
+    step_lp = hop_logp[edge_owner, :, col] - step_log_degree(src, step_relation).unsqueeze(1)
+    return step_lp, hop_stop[node_owner]
 
 
 class QuestionPathGAT(nn.Module):
@@ -350,11 +373,10 @@ class QuestionPathGAT(nn.Module):
         tokens: Tensor | None = None,
         token_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
-        step, stop, _ = self._scores(
+        return self._scores(
             x, edge_index, step_relation, rel_feats, query, edge_owner, node_owner, tokens,
             token_mask,
         )  # fmt: skip
-        return step, stop
 
     def log_probs(
         self,
@@ -378,27 +400,67 @@ class QuestionPathGAT(nn.Module):
         ``vocabulary_keys`` may hold their ``W_r e_r`` ``[V, d']`` already (inference
         computes it once per graph).  Other inputs as :meth:`forward`'s.
         """
-        step, stop, hop = self._scores(
-            x, edge_index, step_relation, rel_feats, query, edge_owner, node_owner, tokens,
-            token_mask,
-        )  # fmt: skip
         src = edge_index[0]
         if self.normalization == "node":
+            step, stop = self._scores(
+                x, edge_index, step_relation, rel_feats, query, edge_owner, node_owner, tokens,
+                token_mask,
+            )  # fmt: skip
             return walk_log_probs(step, stop, src, x.size(0))
-        q_hop, stop_b = hop  # [B | 1, L, d'], [B | 1, L]
-        rp_all = vocabulary_keys
-        if rp_all is None:
-            rp_all = self.lin_rel(rel_feats if vocabulary is None else rel_feats[vocabulary])
-        base_all = F.leaky_relu((rp_all * self.att[2]).sum(-1), self.negative_slope)  # [V]
-        all_logits = base_all + torch.einsum("blc,vc->blv", q_hop, rp_all) / math.sqrt(
-            self.hidden
-        )  # [B, L, V]
-        if edge_owner is None or q_hop.size(0) == 1:  # one question (or none): broadcast
+        hop_logp, hop_stop = self.hop_log_probs(
+            rel_feats, query, tokens, token_mask, vocabulary, vocabulary_keys
+        )  # [B | 1, L, V], [B | 1, L]
+        if edge_owner is None or hop_logp.size(0) == 1:  # one question (or none): broadcast
             edge_owner = torch.zeros_like(src)
             node_owner = torch.zeros(x.size(0), dtype=torch.long, device=src.device)
+        position = None
+        if vocabulary is not None:
+            position = torch.full((rel_feats.size(0),), -1, dtype=torch.long, device=src.device)
+            position[vocabulary] = torch.arange(len(vocabulary), device=src.device)
         return vocabulary_log_probs(
-            step, stop, src, step_relation, all_logits, stop_b, edge_owner, node_owner
+            hop_logp, hop_stop, src, step_relation, edge_owner, node_owner, position
         )
+
+    def hop_log_probs(
+        self,
+        rel_feats: Tensor,
+        query: Tensor | None = None,
+        tokens: Tensor | None = None,
+        token_mask: Tensor | None = None,
+        vocabulary: Tensor | None = None,
+        vocabulary_keys: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """``normalization="vocabulary"``: each question's per-hop log P_t(r | q) over the
+        vocabulary (the rows ``vocabulary`` of ``rel_feats``, ``None``: all) and
+        log P_t(stop | q) (:func:`hop_distribution`).  No graph is needed: the training loss
+        of a path reads its steps' relations from here.
+
+        Shapes:
+            - **input:** ``rel_feats [2R, rel_dim]``, ``query [B, d_q]``, ``tokens [B, T, d_q]``,
+              ``token_mask [B, T]``, ``vocabulary [V]``, ``vocabulary_keys [V, d']``
+            - **output:** ``[B, L, V]``, ``[B, L]`` (``B = 1`` without the question)
+        """
+        if self.normalization != "vocabulary":
+            raise ValueError("hop_log_probs needs normalization='vocabulary'")
+        C = self.hidden
+        if self.question_in_attention:
+            if query is None:
+                raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
+            query = query.reshape(-1, query.size(-1))
+            if tokens is not None:
+                tokens = tokens.reshape(query.size(0), -1, tokens.size(-1))
+                if token_mask is not None:
+                    token_mask = token_mask.reshape(query.size(0), -1)
+            q_hop, q_stop = self._hop_queries(query, tokens, token_mask)  # [B, L, d']
+        else:
+            q_hop, q_stop = self.hop_query_vec.unsqueeze(0), self.stop_query_vec.unsqueeze(0)
+        keys = vocabulary_keys
+        if keys is None:
+            keys = self.lin_rel(rel_feats if vocabulary is None else rel_feats[vocabulary])
+        base = F.leaky_relu((keys * self.att[2]).sum(-1), self.negative_slope)  # [V]
+        logits = base + torch.einsum("blc,vc->blv", q_hop, keys) / math.sqrt(C)  # [B, L, V]
+        stop = (q_stop * self.stop_key).sum(-1) / math.sqrt(C) + self.stop_bias  # [B, L]
+        return hop_distribution(logits, stop)
 
     def _scores(
         self,
@@ -411,9 +473,8 @@ class QuestionPathGAT(nn.Module):
         node_owner: Tensor | None,
         tokens: Tensor | None,
         token_mask: Tensor | None,
-    ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor] | None]:
-        """Step and stop logits, and (graph_context=False) each question's hop queries
-        ``[B, L, d']`` and stop logits ``[B, L]`` (what :meth:`log_probs` needs)."""
+    ) -> tuple[Tensor, Tensor]:
+        """Step and stop logits ``[m, L]``, ``[n, L]`` (:meth:`forward`)."""
         if self.question_in_attention and query is None:
             raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
         L, C = self.max_hops, self.hidden
@@ -458,11 +519,11 @@ class QuestionPathGAT(nn.Module):
         step = base.unsqueeze(1) + (q_hop * key.unsqueeze(1)).sum(-1) / math.sqrt(C)  # [m, L]
         if hp is not None:
             stop = (q_stop * hp.unsqueeze(1)).sum(-1) / math.sqrt(C) + self.stop_bias  # [n, L]
-            return step, stop, None
+            return step, stop
         # stop is one more "relation" with a learned key
         stop_b = (q_stop_b * self.stop_key).sum(-1) / math.sqrt(C) + self.stop_bias  # [B, L]
         if edge_owner is not None and self.question_in_attention:
             stop = stop_b[node_owner]  # [n, L]
         else:
             stop = stop_b.expand(x.size(0), L)
-        return step, stop, (q_hop_b, stop_b)
+        return step, stop
