@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Literal
 import numpy as np
 import pytorch_lightning as pl
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from lokg.artifacts import (
     GraphArtifacts,
@@ -298,6 +299,30 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
 
         question_lm = QuestionLM.from_encoder(embedder, model.hparams.encoder_trainable_layers)
     model.set_graph(art.kg, feats, rel, names, query_encoder, token_encoder, question_lm)
+
+
+def stretch_epochs_to_min_steps(cfg: DictConfig, datamodule, min_steps: int) -> int:
+    """Raise ``cfg.trainer.max_epochs`` so that training takes at least ``min_steps``
+    optimizer steps (a small question set would otherwise stop after a few dozen updates);
+    returns the epochs to train.  With ``min_steps = 0``, or a set large enough, the
+    configured epochs stand."""
+    t = cfg.trainer
+    epochs = int(t.max_epochs)
+    if min_steps <= 0 or t.get("fast_dev_run") or t.get("limit_train_batches") not in (None, 1.0):
+        return epochs  # a debug run that limits its batches keeps its epochs
+    world = int(t.devices) * int(t.get("num_nodes") or 1) if "ddp" in str(t.get("strategy")) else 1
+    per_epoch = math.ceil(len(datamodule.questions["train"]) / datamodule.batch_size / world)
+    need = math.ceil(min_steps / max(per_epoch, 1))
+    if need > epochs:
+        print(
+            f"walk model: {per_epoch} batches per epoch; training {need} epochs instead of "
+            f"{epochs} to reach model.min_steps={min_steps} steps",
+            flush=True,
+        )
+        with open_dict(cfg):
+            cfg.trainer.max_epochs = need
+        return need
+    return epochs
 
 
 def run_walk_stage(

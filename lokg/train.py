@@ -90,6 +90,7 @@ def run(cfg: DictConfig) -> dict:
         walk_art, _ = stages.prepare_gat(cfg, datamodule, embedder)
         model = build(num_relations=walk_art.kg.num_relations)
         stages.attach_walk_graph(model, walk_art, embedder)
+        stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)
     else:
         model = build(**datamodule.model_kwargs())
     callbacks = instantiate_list(cfg.get("callbacks"))

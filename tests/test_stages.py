@@ -195,3 +195,24 @@ def test_model_configs_set_the_monitored_metric_for_any_dataset(make_cfg, overri
     cfg = make_cfg("train", overrides)
     ckpt = cfg.callbacks.model_checkpoint
     assert (ckpt.monitor, ckpt.mode) == monitor
+
+
+@pytest.mark.parametrize(
+    ("n_train", "overrides", "epochs"),
+    [
+        (240, [], 25),  # 8 batches of 32: 8 epochs would be 64 steps; 25 reach 200
+        (825, [], 8),  # PQL-3H: 26 batches, 8 epochs = 208 steps already
+        (240, ["trainer=ddp"], 50),  # two processes: 4 batches each per epoch
+        (240, ["model.min_steps=0"], 8),  # off
+        (240, ["debug=limit"], 2),  # a debug run keeps its epochs
+    ],
+)
+def test_small_training_sets_get_min_steps(make_cfg, n_train, overrides, epochs):
+    """model.min_steps (walk model): max_epochs rises to ceil(min_steps / batches per epoch)
+    when the configured epochs give fewer steps."""
+    from lokg.stages import stretch_epochs_to_min_steps
+
+    cfg = make_cfg("train", ["experiment=train_qgat", *overrides])
+    dm = SimpleNamespace(questions={"train": [None] * n_train}, batch_size=32)
+    assert stretch_epochs_to_min_steps(cfg, dm, cfg.model.min_steps) == epochs
+    assert cfg.trainer.max_epochs == epochs

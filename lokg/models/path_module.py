@@ -114,6 +114,8 @@ class PathGATModule(pl.LightningModule):
         encoder_lr: learning rate of the fine-tuned encoder (the rest uses ``optimizer``'s).
         encoder_trainable_layers: fine-tune only the encoder's top ``k`` layers, the frozen
             layers' output cached per question (``None``: all layers).
+        min_steps: train.py raises ``trainer.max_epochs`` so that a small training set still
+            gets this many optimizer steps (:func:`lokg.stages.stretch_epochs_to_min_steps`).
         optimizer: ``functools.partial`` of a torch optimizer (``None`` = Adam 1e-3).
     """
 
@@ -141,6 +143,7 @@ class PathGATModule(pl.LightningModule):
         question_encoder: str = "frozen",
         encoder_lr: float = 5e-5,
         encoder_trainable_layers: int | None = None,
+        min_steps: int = 0,
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
     ):
         super().__init__()
