@@ -28,7 +28,11 @@ Layers:
    vector cannot say which relation the question names *first*; a pointer per hop can.
 
    and a stop option per node, ``logit_t(stop at u | q) = <W_s^(t) q, W h_u> / sqrt(d') + b_t``,
-   soft-maxed together over u's steps (:func:`walk_log_probs`).  Without the question
+   soft-maxed together over u's steps (:func:`walk_log_probs`, ``normalization="node"``), or,
+   without node states, soft-maxed per question and hop over the whole step-relation
+   vocabulary and stop, a relation's share split among u's steps that carry it
+   (:func:`hop_distribution`, :func:`vocabulary_log_probs`, ``normalization="vocabulary"``,
+   the default walk).  Without the question
    (``question_in_attention=False``, an ablation) ``W_q^(t) q`` and ``W_s^(t) q`` become
    learned vectors per hop: the walk still knows its hop, not the question.
 
@@ -361,23 +365,6 @@ class QuestionPathGAT(nn.Module):
         w_stop = self.stop_query.weight.view(L, C, -1)
         return torch.einsum("lcd,bld->blc", w_hop, ctx), torch.einsum("lcd,bld->blc", w_stop, ctx)
 
-    def forward(
-        self,
-        x: Tensor,
-        edge_index: Tensor,
-        step_relation: Tensor,
-        rel_feats: Tensor,
-        query: Tensor | None = None,
-        edge_owner: Tensor | None = None,
-        node_owner: Tensor | None = None,
-        tokens: Tensor | None = None,
-        token_mask: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor]:
-        return self._scores(
-            x, edge_index, step_relation, rel_feats, query, edge_owner, node_owner, tokens,
-            token_mask,
-        )  # fmt: skip
-
     def log_probs(
         self,
         x: Tensor,
@@ -402,7 +389,7 @@ class QuestionPathGAT(nn.Module):
         """
         src = edge_index[0]
         if self.normalization == "node":
-            step, stop = self._scores(
+            step, stop = self(
                 x, edge_index, step_relation, rel_feats, query, edge_owner, node_owner, tokens,
                 token_mask,
             )  # fmt: skip
@@ -462,19 +449,19 @@ class QuestionPathGAT(nn.Module):
         stop = (q_stop * self.stop_key).sum(-1) / math.sqrt(C) + self.stop_bias  # [B, L]
         return hop_distribution(logits, stop)
 
-    def _scores(
+    def forward(
         self,
         x: Tensor,
         edge_index: Tensor,
         step_relation: Tensor,
         rel_feats: Tensor,
-        query: Tensor | None,
-        edge_owner: Tensor | None,
-        node_owner: Tensor | None,
-        tokens: Tensor | None,
-        token_mask: Tensor | None,
+        query: Tensor | None = None,
+        edge_owner: Tensor | None = None,
+        node_owner: Tensor | None = None,
+        tokens: Tensor | None = None,
+        token_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
-        """Step and stop logits ``[m, L]``, ``[n, L]`` (:meth:`forward`)."""
+        """Step and stop logits ``[m, L]``, ``[n, L]`` (class doc: Shapes)."""
         if self.question_in_attention and query is None:
             raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
         L, C = self.max_hops, self.hidden
