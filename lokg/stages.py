@@ -310,7 +310,9 @@ def stretch_epochs_to_min_steps(cfg: DictConfig, datamodule, min_steps: int) -> 
     epochs = int(t.max_epochs)
     if min_steps <= 0 or t.get("fast_dev_run") or t.get("limit_train_batches") not in (None, 1.0):
         return epochs  # a debug run that limits its batches keeps its epochs
-    world = int(t.devices) * int(t.get("num_nodes") or 1) if "ddp" in str(t.get("strategy")) else 1
+    world = 1  # processes sharing an epoch's batches
+    if "ddp" in str(t.get("strategy")) and isinstance(t.get("devices"), int):
+        world = t.devices * int(t.get("num_nodes") or 1)
     per_epoch = math.ceil(len(datamodule.questions["train"]) / datamodule.batch_size / world)
     need = math.ceil(min_steps / max(per_epoch, 1))
     if need > epochs:
