@@ -40,7 +40,12 @@ from torchmetrics import MeanMetric
 
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
-from lokg.models.components.path_gat import QuestionPathGAT, relation_features, step_log_degree
+from lokg.models.components.path_gat import (
+    QuestionPathGAT,
+    relation_features,
+    step_log_degree,
+    widen_to_step_relations,
+)
 from lokg.taimr.walk import WalkGraph, answers_of, beam_search, supervised_paths, walk_graph
 from lokg.typing import Question
 
@@ -368,9 +373,9 @@ class PathGATModule(pl.LightningModule):
             return loss, (step_lp, stop_lp, off_m, off_n)
         device = self.relation_table.weight.device
         encoded = self._encode(texts)
-        hop_logp, hop_stop = self.net.hop_log_probs(
-            self.rel_feats(), *encoded, vocabulary=self.vocabulary(device)
-        )  # [B | 1, L, V], [B | 1, L]
+        feats, vocab = self.rel_feats(), self.vocabulary(device)
+        hop_logp, hop_stop = self.net.hop_log_probs(feats, *encoded, vocabulary=vocab)
+        hop_logp = widen_to_step_relations(hop_logp, vocab, feats.size(0))  # [B | 1, L, 2R]
         losses = []
         for i, s in enumerate(items):
             if not s.paths:

@@ -28,7 +28,11 @@ import torch
 
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
-from lokg.models.components.path_gat import QuestionPathGAT, relation_features
+from lokg.models.components.path_gat import (
+    QuestionPathGAT,
+    relation_features,
+    widen_to_step_relations,
+)
 from lokg.models.components.question_lm import QuestionLM
 from lokg.retrieval import (
     RankedAnswer,
@@ -38,7 +42,7 @@ from lokg.retrieval import (
     resolve_topics,
     triples_of_paths,
 )
-from lokg.taimr.walk import WalkGraph, answers_of, beam_search, walk_graph
+from lokg.taimr.walk import WalkGraph, answers_of, beam_search, beam_walk, walk_graph
 from lokg.typing import Question
 
 __all__ = [
@@ -151,6 +155,17 @@ class WalkModel:
         return q, torch.from_numpy(self.encoder.encode_tokens([question], "query")[0])[None], None
 
     @torch.no_grad()
+    def hop_log_probs(self, question: str) -> tuple[np.ndarray, np.ndarray]:
+        """``normalization="vocabulary"``: ``(log P_t(r | q) [L, 2R], log P_t(stop | q) [L])``,
+        the columns step relations (what :func:`~lokg.taimr.walk.beam_walk` reads)."""
+        q, tokens, mask = self.question(question)
+        logp, stop = self.net.hop_log_probs(
+            self.rel_feats, q, tokens, mask, self.vocabulary, self.vocabulary_keys
+        )
+        logp = widen_to_step_relations(logp, self.vocabulary, self.rel_feats.size(0))
+        return logp[0].double().numpy(), stop[0].double().numpy()
+
+    @torch.no_grad()
     def log_probs(self, graph: WalkGraph, question: str) -> tuple[np.ndarray, np.ndarray]:
         """``(step_logp [m, L], stop_logp [n, L])`` of ``question`` on ``graph``."""
         kg = self.kg
@@ -220,12 +235,24 @@ class LearnedPathRetriever(Retriever):
         topics, unknown = resolve_topics(self.kg, question.topic_entities)
         logp: dict[int, float] = {}
         best: dict[int, RetrievedPath] = {}
+        # the vocabulary-normalised walk scores a step from its relation and its node alone:
+        # the beam builds only the steps it expands (beam_walk), never the L-hop ball
+        lazy = self.model.net.normalization == "vocabulary"
+        hop = self.model.hop_log_probs(question.text) if lazy and topics else None
         for topic in topics:
-            g = self._walk_graph(topic.entity)
-            if g.num_steps == 0:
-                continue
-            step_lp, stop_lp = self.model.log_probs(g, question.text)
-            walks = beam_search(g, step_lp, stop_lp, self.max_hops, self.beam_width)
+            if hop is not None:
+                g, walks = beam_walk(
+                    self.kg, topic.entity, *hop, self.max_hops, self.beam_width,
+                    self.both_directions, self.max_fanout,
+                )  # fmt: skip
+                if not walks:
+                    continue
+            else:
+                g = self._walk_graph(topic.entity)
+                if g.num_steps == 0:
+                    continue
+                step_lp, stop_lp = self.model.log_probs(g, question.text)
+                walks = beam_search(g, step_lp, stop_lp, self.max_hops, self.beam_width)
             for a, (lp, w) in answers_of(g, walks).items():  # merged over topic entities
                 logp[a] = float(np.logaddexp(logp[a], lp)) if a in logp else lp
                 if a not in best or w.log_prob > best[a].s_topo:

@@ -30,7 +30,15 @@ import numpy as np
 
 from lokg.kg.graph import KnowledgeGraph
 
-__all__ = ["Walk", "WalkGraph", "answers_of", "beam_search", "supervised_paths", "walk_graph"]
+__all__ = [
+    "Walk",
+    "WalkGraph",
+    "answers_of",
+    "beam_search",
+    "beam_walk",
+    "supervised_paths",
+    "walk_graph",
+]
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,17 @@ def _steps_of(kg: KnowledgeGraph, u: int, both: bool) -> tuple[np.ndarray, np.nd
     )
 
 
+def _sampled_steps(
+    kg: KnowledgeGraph, u: int, both: bool, max_fanout: int | None, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_steps_of`, keeping a seeded uniform sample of ``max_fanout`` for a hub."""
+    t_ids, flags = _steps_of(kg, u, both)
+    if max_fanout is not None and len(t_ids) > max_fanout:
+        keep = np.sort(np.random.default_rng((seed, u)).choice(len(t_ids), max_fanout, False))
+        t_ids, flags = t_ids[keep], flags[keep]
+    return t_ids, flags
+
+
 def walk_graph(
     kg: KnowledgeGraph,
     topic: int,
@@ -107,10 +126,7 @@ def walk_graph(
         u = queue.popleft()
         if depth[u] >= max_hops:
             continue
-        t_ids, flags = _steps_of(kg, u, both_directions)
-        if max_fanout is not None and len(t_ids) > max_fanout:
-            keep = np.sort(np.random.default_rng((seed, u)).choice(len(t_ids), max_fanout, False))
-            t_ids, flags = t_ids[keep], flags[keep]
+        t_ids, flags = _sampled_steps(kg, u, both_directions, max_fanout, seed)
         tri = kg.triples_np[t_ids]
         other = np.where(flags, tri[:, 0], tri[:, 2])
         for v in other.tolist():
@@ -260,6 +276,97 @@ def beam_search(
     ended.extend(Walk(steps, score) for score, _, steps in beam)  # forced stop at L
     ended.sort(key=lambda w: -w.log_prob)
     return ended
+
+
+def beam_walk(
+    kg: KnowledgeGraph,
+    topic: int,
+    hop_logp: np.ndarray,
+    hop_stop: np.ndarray,
+    max_hops: int,
+    beam_width: int,
+    both_directions: bool = True,
+    max_fanout: int | None = None,
+    seed: int = 0,
+) -> tuple[WalkGraph, list[Walk]]:
+    """:func:`beam_search` for the vocabulary-normalised walk, building only the steps it
+    expands.  A step's log-probability there is ``hop_logp[t, r] - log deg_r(u)``
+    (:func:`~lokg.models.components.path_gat.vocabulary_log_probs`): it needs the step's
+    relation and its node's steps, not the L-hop ball, so a hub three hops out costs nothing
+    unless the beam reaches it.  Returns the graph of the expanded steps (what
+    :func:`answers_of` and the retriever read) and the same walks, in the same order, as
+    ``beam_search(walk_graph(...), vocabulary_log_probs(...))``.
+
+    Args:
+        hop_logp: ``[L, 2R]`` log P_t(r | q), columns the step relations (``r``, ``r + R``;
+            :func:`~lokg.models.components.path_gat.widen_to_step_relations`).
+        hop_stop: ``[L]`` log P_t(stop | q) (entry 0 unused).
+    """
+    nodes, local, depth = [topic], {topic: 0}, [0]
+    src: list[int] = []
+    dst: list[int] = []
+    tids: list[int] = []
+    inv: list[bool] = []
+    rels: list[int] = []
+    lps: list[np.ndarray] = []  # per step: hop_logp[:, r] - log deg_r(u)
+    out: dict[int, range] = {}
+    num_rel = kg.num_relations
+
+    def expand(u: int) -> range:
+        if u in out:
+            return out[u]
+        t_ids, flags = _sampled_steps(kg, int(nodes[u]), both_directions, max_fanout, seed)
+        tri = kg.triples_np[t_ids]
+        rel = tri[:, 1] + num_rel * flags.astype(np.int64)
+        _, inverse, counts = np.unique(rel, return_inverse=True, return_counts=True)
+        log_deg = np.log(counts[inverse].astype(np.float64))
+        other = np.where(flags, tri[:, 0], tri[:, 2])
+        start = len(src)
+        for j, v in enumerate(other.tolist()):
+            if v not in local:
+                local[v] = len(nodes)
+                nodes.append(v)
+                depth.append(depth[u] + 1)
+            src.append(u)
+            dst.append(local[v])
+            tids.append(int(t_ids[j]))
+            inv.append(bool(flags[j]))
+            rels.append(int(rel[j]))
+            lps.append(hop_logp[:, rel[j]] - log_deg[j])
+        out[u] = range(start, len(src))
+        return out[u]
+
+    def backtracks(prev: int, e: int) -> bool:  # as _backtracks
+        return tids[e] == tids[prev] and inv[e] != inv[prev] and src[prev] != dst[prev]
+
+    beam: list[tuple[float, int, tuple[int, ...]]] = [(0.0, 0, ())]
+    ended: list[Walk] = []
+    for t in range(max_hops):
+        cand: list[tuple[float, int, tuple[int, ...]]] = []
+        for score, u, steps in beam:
+            if t > 0:
+                ended.append(Walk(steps, score + float(hop_stop[t])))
+            for e in expand(u):
+                if steps and backtracks(steps[-1], e):
+                    continue
+                cand.append((score + float(lps[e][t]), dst[e], (*steps, e)))
+        if not cand:
+            beam = []
+            break
+        cand.sort(key=lambda c: -c[0])
+        beam = cand[:beam_width]
+    ended.extend(Walk(steps, score) for score, _, steps in beam)  # forced stop at L
+    ended.sort(key=lambda w: -w.log_prob)
+    graph = WalkGraph(
+        nodes=np.asarray(nodes, dtype=np.int64),
+        src=np.asarray(src, dtype=np.int64),
+        dst=np.asarray(dst, dtype=np.int64),
+        triple_ids=np.asarray(tids, dtype=np.int64),
+        inverse=np.asarray(inv, dtype=bool),
+        step_relation=np.asarray(rels, dtype=np.int64),
+        depth=np.asarray(depth, dtype=np.int64),  # hops at which each node was first reached
+    )
+    return graph, ended
 
 
 def answers_of(graph: WalkGraph, walks: list[Walk]) -> dict[int, tuple[float, Walk]]:

@@ -22,7 +22,7 @@ from lokg.models.components.path_gat import (
 from lokg.models.path_module import PathGATModule, rank_answers
 from lokg.retrieval import Retriever
 from lokg.taimr.learned import LearnedPathRetriever, WalkModel, relation_name
-from lokg.taimr.walk import beam_search, supervised_paths, walk_graph
+from lokg.taimr.walk import answers_of, beam_search, beam_walk, supervised_paths, walk_graph
 from lokg.typing import Question
 
 from .conftest import DIM, KEYWORDS, KeywordEncoder
@@ -154,6 +154,41 @@ def test_vocabulary_normalization_matches_the_networks_logits():
     assert step_lp[3, 1].exp().item() == pytest.approx(step_lp[0, 1].exp().item() / 2)
     with pytest.raises(ValueError, match="graph_context=False"):
         QuestionPathGAT(4, 5, 6, hidden=8, heads=2, normalization="vocabulary")
+
+
+@pytest.mark.parametrize("beam", [2, 16])
+def test_beam_walk_equals_beam_search_on_the_whole_ball(beam):
+    """beam_walk (builds only the expanded steps) keeps the same paths with the same
+    log-probabilities, in the same order, as walk_graph + vocabulary_log_probs + beam_search,
+    for a random hop distribution; a narrow beam builds fewer steps than the ball."""
+    # t -r-> h0..h5; each h_i -s-> x_i0..x_i5 and -u-> y_i: a beam of 2 leaves most unbuilt
+    kg = KnowledgeGraph.from_labeled_triples(
+        [("t", "r", f"h{i}") for i in range(6)]
+        + [(f"h{i}", "s", f"x{i}{j}") for i in range(6) for j in range(6)]
+        + [(f"h{i}", "u", f"y{i}") for i in range(6)]
+    )
+    rng = np.random.default_rng(0)
+    L, width = 3, 2 * kg.num_relations
+    hop_logp, hop_stop = hop_distribution(
+        torch.from_numpy(rng.normal(size=(1, L, width))), torch.from_numpy(rng.normal(size=(1, L)))
+    )
+    topic = kg.entities["t"]
+    ball = walk_graph(kg, topic, L)
+    src, rel = torch.from_numpy(ball.src), torch.from_numpy(ball.step_relation)
+    zeros_m, zeros_n = torch.zeros_like(src), torch.zeros(ball.num_nodes, dtype=torch.long)
+    step_lp, stop_lp = vocabulary_log_probs(hop_logp, hop_stop, src, rel, zeros_m, zeros_n)
+    want = beam_search(ball, step_lp.numpy(), stop_lp.numpy(), L, beam)
+    g, got = beam_walk(kg, topic, hop_logp[0].numpy(), hop_stop[0].numpy(), L, beam)
+
+    def labelled(graph, walks):
+        return [(tuple(int(graph.triple_ids[e]) for e in w.steps),
+                 tuple(bool(graph.inverse[e]) for e in w.steps)) for w in walks]  # fmt: skip
+
+    assert labelled(g, got) == labelled(ball, want)
+    assert [w.log_prob for w in got] == pytest.approx([w.log_prob for w in want])
+    assert answers_of(g, got).keys() == answers_of(ball, want).keys()
+    if beam == 2:
+        assert g.num_steps < ball.num_steps
 
 
 def test_beam_search_scores_a_stopping_walk(family):

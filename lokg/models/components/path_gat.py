@@ -66,6 +66,7 @@ __all__ = [
     "step_log_degree",
     "vocabulary_log_probs",
     "walk_log_probs",
+    "widen_to_step_relations",
 ]
 
 
@@ -180,7 +181,6 @@ def vocabulary_log_probs(
     step_relation: Tensor,
     edge_owner: Tensor,
     node_owner: Tensor,
-    position: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """The walk's step and stop log-probabilities from :func:`hop_distribution`'s: a
     relation's probability is shared among the node's steps with that relation,
@@ -196,13 +196,23 @@ def vocabulary_log_probs(
 
     Shapes:
         - ``hop_logp [B, L, V]``, ``hop_stop [B, L]``, ``src [m]``, ``step_relation [m]``,
-          ``edge_owner [m]``, ``node_owner [n]`` (each step's and node's question),
-          ``position [2R]`` (a step relation's column in the vocabulary; ``None``: itself)
+          ``edge_owner [m]``, ``node_owner [n]`` (each step's and node's question); the
+          columns of ``hop_logp`` are the step relations (:func:`widen_to_step_relations`)
         - **output:** ``step_logp [m, L]``, ``stop_logp [n, L]`` (column 0 is -inf)
     """
-    col = step_relation if position is None else position[step_relation]
-    step_lp = hop_logp[edge_owner, :, col] - step_log_degree(src, step_relation).unsqueeze(1)
-    return step_lp, hop_stop[node_owner]
+    step_lp = hop_logp[edge_owner, :, step_relation]
+    return step_lp - step_log_degree(src, step_relation).unsqueeze(1), hop_stop[node_owner]
+
+
+def widen_to_step_relations(hop_logp: Tensor, vocabulary: Tensor | None, width: int) -> Tensor:
+    """``[B, L, V]`` over the vocabulary ``vocabulary`` (``None``: all ``width`` step
+    relations) -> ``[B, L, width]`` indexed by step relation, -inf (probability 0) for a
+    relation outside the vocabulary (an inverse step under a model trained forward only)."""
+    if vocabulary is None:
+        return hop_logp
+    full = hop_logp.new_full((*hop_logp.shape[:2], width), float("-inf"))
+    full[:, :, vocabulary] = hop_logp
+    return full
 
 
 class QuestionPathGAT(nn.Module):
@@ -400,13 +410,8 @@ class QuestionPathGAT(nn.Module):
         if edge_owner is None or hop_logp.size(0) == 1:  # one question (or none): broadcast
             edge_owner = torch.zeros_like(src)
             node_owner = torch.zeros(x.size(0), dtype=torch.long, device=src.device)
-        position = None
-        if vocabulary is not None:
-            position = torch.full((rel_feats.size(0),), -1, dtype=torch.long, device=src.device)
-            position[vocabulary] = torch.arange(len(vocabulary), device=src.device)
-        return vocabulary_log_probs(
-            hop_logp, hop_stop, src, step_relation, edge_owner, node_owner, position
-        )
+        hop_logp = widen_to_step_relations(hop_logp, vocabulary, rel_feats.size(0))
+        return vocabulary_log_probs(hop_logp, hop_stop, src, step_relation, edge_owner, node_owner)
 
     def hop_log_probs(
         self,
