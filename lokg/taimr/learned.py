@@ -130,11 +130,8 @@ class WalkModel:
         self.vocabulary = None if both_directions else torch.arange(kg.num_relations)
         self.vocabulary_keys = None
         if net.normalization == "vocabulary":
-            with torch.no_grad():
-                rows = self.rel_feats
-                if self.vocabulary is not None:
-                    rows = rows[self.vocabulary]
-                self.vocabulary_keys = net.lin_rel(rows)  # [V, d'], once per graph
+            with torch.no_grad():  # [V, d'], once per graph
+                self.vocabulary_keys = net.relation_keys(self.rel_feats, self.vocabulary)
 
     @torch.no_grad()
     def question(

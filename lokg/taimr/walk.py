@@ -23,7 +23,7 @@ end at ``a`` (:func:`beam_search`).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -256,18 +256,42 @@ def beam_search(
         stop_logp: ``[n, L]`` log alpha_t(stop) of each node (column 0 unused).
     """
     out = graph.out_steps()
-    dst = graph.dst
+    return _beam(
+        max_hops,
+        beam_width,
+        lambda u: out[u].tolist(),
+        lambda e, t: float(step_logp[e, t]),
+        lambda u, t: float(stop_logp[u, t]),
+        lambda e: int(graph.dst[e]),
+        lambda prev, e: _backtracks(graph, prev, e),
+    )
+
+
+def _beam(
+    max_hops: int,
+    beam_width: int,
+    steps_of: Callable[[int], Iterable[int]],
+    step_logp: Callable[[int, int], float],
+    stop_logp: Callable[[int, int], float],
+    end_of: Callable[[int], int],
+    backtracks: Callable[[int, int], bool],
+) -> list[Walk]:
+    """The stopping walk's beam search over local nodes (0 = the topic) and step indices:
+    ``steps_of(u)`` the steps leaving ``u`` in order, ``step_logp(e, t)``,
+    ``stop_logp(u, t)``, ``end_of(e)`` the node a step reaches, ``backtracks(prev, e)``
+    whether ``e`` walks straight back along ``prev`` (barred).  Shared by
+    :func:`beam_search` (a built graph) and :func:`beam_walk` (built as it expands)."""
     beam: list[tuple[float, int, tuple[int, ...]]] = [(0.0, 0, ())]
     ended: list[Walk] = []
     for t in range(max_hops):
         cand: list[tuple[float, int, tuple[int, ...]]] = []
         for score, u, steps in beam:
             if t > 0:
-                ended.append(Walk(steps, score + float(stop_logp[u, t])))
-            for e in out[u].tolist():
-                if steps and _backtracks(graph, steps[-1], e):  # no step straight back
+                ended.append(Walk(steps, score + stop_logp(u, t)))
+            for e in steps_of(u):
+                if steps and backtracks(steps[-1], e):  # no step straight back
                     continue
-                cand.append((score + float(step_logp[e, t]), int(dst[e]), (*steps, e)))
+                cand.append((score + step_logp(e, t), end_of(e), (*steps, e)))
         if not cand:
             beam = []
             break
@@ -336,27 +360,18 @@ def beam_walk(
         out[u] = range(start, len(src))
         return out[u]
 
-    def backtracks(prev: int, e: int) -> bool:  # as _backtracks
+    def backtracks(prev: int, e: int) -> bool:  # as _backtracks, on the lists being built
         return tids[e] == tids[prev] and inv[e] != inv[prev] and src[prev] != dst[prev]
 
-    beam: list[tuple[float, int, tuple[int, ...]]] = [(0.0, 0, ())]
-    ended: list[Walk] = []
-    for t in range(max_hops):
-        cand: list[tuple[float, int, tuple[int, ...]]] = []
-        for score, u, steps in beam:
-            if t > 0:
-                ended.append(Walk(steps, score + float(hop_stop[t])))
-            for e in expand(u):
-                if steps and backtracks(steps[-1], e):
-                    continue
-                cand.append((score + float(lps[e][t]), dst[e], (*steps, e)))
-        if not cand:
-            beam = []
-            break
-        cand.sort(key=lambda c: -c[0])
-        beam = cand[:beam_width]
-    ended.extend(Walk(steps, score) for score, _, steps in beam)  # forced stop at L
-    ended.sort(key=lambda w: -w.log_prob)
+    ended = _beam(
+        max_hops,
+        beam_width,
+        expand,
+        lambda e, t: float(lps[e][t]),
+        lambda u, t: float(hop_stop[t]),
+        lambda e: dst[e],
+        backtracks,
+    )
     graph = WalkGraph(
         nodes=np.asarray(nodes, dtype=np.int64),
         src=np.asarray(src, dtype=np.int64),

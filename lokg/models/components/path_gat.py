@@ -434,25 +434,40 @@ class QuestionPathGAT(nn.Module):
         """
         if self.normalization != "vocabulary":
             raise ValueError("hop_log_probs needs normalization='vocabulary'")
-        C = self.hidden
-        if self.question_in_attention:
-            if query is None:
-                raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
-            query = query.reshape(-1, query.size(-1))
-            if tokens is not None:
-                tokens = tokens.reshape(query.size(0), -1, tokens.size(-1))
-                if token_mask is not None:
-                    token_mask = token_mask.reshape(query.size(0), -1)
-            q_hop, q_stop = self._hop_queries(query, tokens, token_mask)  # [B, L, d']
-        else:
-            q_hop, q_stop = self.hop_query_vec.unsqueeze(0), self.stop_query_vec.unsqueeze(0)
+        _, q_hop, q_stop = self._question_queries(query, tokens, token_mask)  # [B | 1, L, d']
         keys = vocabulary_keys
         if keys is None:
-            keys = self.lin_rel(rel_feats if vocabulary is None else rel_feats[vocabulary])
+            keys = self.relation_keys(rel_feats, vocabulary)
         base = F.leaky_relu((keys * self.att[2]).sum(-1), self.negative_slope)  # [V]
-        logits = base + torch.einsum("blc,vc->blv", q_hop, keys) / math.sqrt(C)  # [B, L, V]
-        stop = (q_stop * self.stop_key).sum(-1) / math.sqrt(C) + self.stop_bias  # [B, L]
-        return hop_distribution(logits, stop)
+        logits = base + torch.einsum("blc,vc->blv", q_hop, keys) / math.sqrt(self.hidden)
+        return hop_distribution(logits, self._stop_logits(q_stop))  # [B, L, V], [B, L]
+
+    def relation_keys(self, rel_feats: Tensor, vocabulary: Tensor | None = None) -> Tensor:
+        """``W_r e_r`` ``[V, d']`` of the rows ``vocabulary`` of ``rel_feats`` (``None``: all)."""
+        return self.lin_rel(rel_feats if vocabulary is None else rel_feats[vocabulary])
+
+    def _question_queries(
+        self, query: Tensor | None, tokens: Tensor | None, token_mask: Tensor | None
+    ) -> tuple[Tensor | None, Tensor, Tensor]:
+        """``(query [B, d_q], W_q^(t) . [B, L, d'], W_s^(t) . [B, L, d'])`` of a batch of
+        questions (flattened to ``B`` rows), or the learned per-hop vectors ``[1, L, d']``
+        without the question."""
+        if self.question_in_attention and query is None:
+            raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
+        if query is not None:
+            query = query.reshape(-1, query.size(-1))  # [B, d_q]
+            if tokens is not None:
+                tokens = tokens.reshape(query.size(0), -1, tokens.size(-1))  # [B, T, d_q]
+                if token_mask is not None:
+                    token_mask = token_mask.reshape(query.size(0), -1)
+        if not self.question_in_attention:
+            return query, self.hop_query_vec.unsqueeze(0), self.stop_query_vec.unsqueeze(0)
+        return (query, *self._hop_queries(query, tokens, token_mask))
+
+    def _stop_logits(self, q_stop: Tensor) -> Tensor:
+        """``[B, L]`` stop logits with the learned stop key (``graph_context=False``): stop is
+        one more "relation"."""
+        return (q_stop * self.stop_key).sum(-1) / math.sqrt(self.hidden) + self.stop_bias
 
     def forward(
         self,
@@ -467,17 +482,10 @@ class QuestionPathGAT(nn.Module):
         token_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         """Step and stop logits ``[m, L]``, ``[n, L]`` (class doc: Shapes)."""
-        if self.question_in_attention and query is None:
-            raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
         L, C = self.max_hops, self.hidden
-        if query is not None:
-            query = query.reshape(-1, query.size(-1))  # [B, d_q]
-            if tokens is not None:
-                tokens = tokens.reshape(query.size(0), -1, tokens.size(-1))  # [B, T, d_q]
-                if token_mask is not None:
-                    token_mask = token_mask.reshape(query.size(0), -1)
-            if query.size(0) == 1:
-                edge_owner = node_owner = None  # one question: broadcast
+        query, q_hop_b, q_stop_b = self._question_queries(query, tokens, token_mask)
+        if query is not None and query.size(0) == 1:
+            edge_owner = node_owner = None  # one question: broadcast
         used, where = torch.unique(step_relation, return_inverse=True)  # project each once
         rp = self.lin_rel(rel_feats[used])[where]  # [m, d']
         src, dst = edge_index
@@ -500,20 +508,14 @@ class QuestionPathGAT(nn.Module):
         else:  # the relation's own prior only: no entity enters the score
             base = F.leaky_relu((rp * self.att[2]).sum(-1), self.negative_slope)  # [m]
         key = rp if self.question_key == "relation" else rp + hp[dst]  # [m, d']
-        if self.question_in_attention:
-            q_hop_b, q_stop_b = self._hop_queries(query, tokens, token_mask)  # [B, L, d']
-        else:
-            q_hop_b = self.hop_query_vec.unsqueeze(0)  # [1, L, d']
-            q_stop_b = self.stop_query_vec.unsqueeze(0)
-        q_hop, q_stop = q_hop_b, q_stop_b
+        q_hop, q_stop = q_hop_b, q_stop_b  # [B | 1, L, d']
         if edge_owner is not None and self.question_in_attention:
             q_hop, q_stop = q_hop_b[edge_owner], q_stop_b[node_owner]  # [m | n, L, d']
         step = base.unsqueeze(1) + (q_hop * key.unsqueeze(1)).sum(-1) / math.sqrt(C)  # [m, L]
         if hp is not None:
             stop = (q_stop * hp.unsqueeze(1)).sum(-1) / math.sqrt(C) + self.stop_bias  # [n, L]
             return step, stop
-        # stop is one more "relation" with a learned key
-        stop_b = (q_stop_b * self.stop_key).sum(-1) / math.sqrt(C) + self.stop_bias  # [B, L]
+        stop_b = self._stop_logits(q_stop_b)  # [B, L]
         if edge_owner is not None and self.question_in_attention:
             stop = stop_b[node_owner]  # [n, L]
         else:
