@@ -12,7 +12,10 @@ Rows (each one configuration, built from the package's configs):
   ``experiment=train_qgat`` as ``configs/model/qgat.yaml`` sets it (fine-tuned question
   encoder, token pointer, TransE's e_r, no node states, each hop normalised over the
   relation vocabulary);
-- ``learned, free relation table``: the same with ``model.relation_source=learned``;
+- ``learned, no name match``: ``model.name_match=false`` (no cosine between the hop's
+  question context and the relation's name);
+- ``learned, free relation table``: the same with ``model.relation_source=learned`` (these
+  ablation rows were trained before name matching, so they also have ``name_match=false``);
 - ``learned, no question in attention``: ``model.question_in_attention=false`` (and so no
   pointer and no encoder to fine-tune);
 - ``learned, frozen question encoder``: ``model.question_encoder=frozen``;
@@ -60,6 +63,7 @@ ARCH_KEYS = (
     "question_encoder",
     "normalization",
     "encoder_trainable_layers",
+    "name_match",
 )
 _LEARNED = ["experiment=lokg", "retriever=learned"]
 
@@ -69,13 +73,22 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
     "paper": (["experiment=paper"], None),
     "uniform+rules": (["experiment=lokg", "retriever=taimr_linked"], None),
     "learned": (_LEARNED, {}),
-    "learned, free relation table": (_LEARNED, {"relation_source": "learned"}),
+    "learned, no name match": (_LEARNED, {"name_match": False}),
+    "learned, free relation table": (_LEARNED, {"relation_source": "learned", "name_match": False}),
     "learned, no question in attention": (
         _LEARNED,
-        {"question_in_attention": False, "question_tokens": False, "question_encoder": "frozen"},
+        {
+            "question_in_attention": False,
+            "question_tokens": False,
+            "question_encoder": "frozen",
+            "name_match": False,
+        },
     ),
-    "learned, frozen question encoder": (_LEARNED, {"question_encoder": "frozen"}),
-    "learned, node-normalised walk": (_LEARNED, {"normalization": "node"}),
+    "learned, frozen question encoder": (
+        _LEARNED,
+        {"question_encoder": "frozen", "name_match": False},
+    ),
+    "learned, node-normalised walk": (_LEARNED, {"normalization": "node", "name_match": False}),
 }
 
 

@@ -7,11 +7,16 @@ gold relation path when the dataset annotates one (PathQuestion), else the short
 topic -> answer paths (RoG WebQSP/CWQ, custom KGs).  The loss is the negative log of their
 total probability, ``-log sum_{p in P+} P(p | q)``, averaged over questions: the same
 ``log P(p | q)`` the retriever's beam search ranks, with its stop term, so no length bias.
-Every softmax group is a node's full set of steps in the question's walk graph (negatives
-are implicit: all other steps and the stop option).
+Negatives are implicit: under ``normalization="vocabulary"`` (the default) every hop is a
+softmax over the whole step-relation vocabulary and stop; under ``"node"`` over a node's
+full set of steps in the question's walk graph and stop.
 
-Batches are disjoint unions of per-question walk graphs (``max_fanout`` steps sampled per
-node for hubs), so a 1M-triple graph is never materialised in a step.
+Memory.  The vocabulary-normalised loss reads only the supervised paths' steps: each
+question keeps those steps alone (found without the L-hop ball,
+:func:`~lokg.taimr.walk.answer_graph`) and validation ranks answers with the retriever's
+own :func:`~lokg.taimr.walk.beam_walk`, so nothing per question grows with the graph.  The
+node-normalised walk needs each question's (sampled, ``max_fanout`` per node) L-hop walk
+graph, batched as a disjoint union.
 
 Validation logs ``val/loss``, ``val/hits@1`` (the best answer by beam search is gold) and
 ``val/recall`` (a gold answer among the ``k_top`` best); checkpoints select on
@@ -43,10 +48,19 @@ from lokg.kg.graph import KnowledgeGraph
 from lokg.models.components.path_gat import (
     QuestionPathGAT,
     relation_features,
-    step_log_degree,
     widen_to_step_relations,
 )
-from lokg.taimr.walk import WalkGraph, answers_of, beam_search, supervised_paths, walk_graph
+from lokg.taimr.walk import (
+    WalkGraph,
+    answer_graph,
+    answers_of,
+    beam_search,
+    beam_walk,
+    keep_steps,
+    relation_degrees,
+    supervised_paths,
+    walk_graph,
+)
 from lokg.typing import Question
 
 __all__ = ["PathGATModule", "SupervisedQuestion", "pad_tokens", "rank_answers"]
@@ -57,12 +71,20 @@ QUESTION_ENCODERS = ("frozen", "finetune")
 
 @dataclass(frozen=True)
 class SupervisedQuestion:
-    """A question's walk graph and the paths it is trained to follow (may be empty)."""
+    """A question's walk graph and the paths it is trained to follow (may be empty).
+
+    Under ``normalization="node"`` ``graph`` is the whole (sampled) L-hop walk graph: a
+    step's probability is soft-maxed over its node's steps.  Under ``"vocabulary"`` it is
+    only the steps of ``paths`` (:func:`~lokg.taimr.walk.keep_steps`), with each step's
+    relation degree in the KG (``log_degree``): nothing else enters the loss.
+    """
 
     question: Question
     graph: WalkGraph
     paths: list[tuple[int, ...]]
     answers: frozenset[int]
+    topic: int
+    log_degree: np.ndarray | None = None  # [m] log deg_r(u) (vocabulary normalisation)
 
 
 def pad_tokens(rows: Sequence[Tensor], device=None) -> tuple[Tensor, Tensor]:
@@ -121,6 +143,9 @@ class PathGATModule(pl.LightningModule):
             layers' output cached per question (``None``: all layers).
         min_steps: train.py raises ``trainer.max_epochs`` so that a small training set still
             gets this many optimizer steps (:func:`lokg.stages.stretch_epochs_to_min_steps`).
+        name_match: every hop logit also carries a learned-scale cosine between the hop's
+            question context and the relation's name (:class:`QuestionPathGAT`); needs
+            ``name_dim`` equal to ``node_dim`` (one encoder).
         optimizer: ``functools.partial`` of a torch optimizer (``None`` = Adam 1e-3).
     """
 
@@ -149,6 +174,7 @@ class PathGATModule(pl.LightningModule):
         encoder_lr: float = 5e-5,
         encoder_trainable_layers: int | None = None,
         min_steps: int = 0,
+        name_match: bool = False,
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
     ):
         super().__init__()
@@ -167,7 +193,8 @@ class PathGATModule(pl.LightningModule):
         self.net = QuestionPathGAT(
             node_dim, rel_dim, node_dim, hidden, heads, dropout, max_hops,
             question_in_attention, question_key=question_key, question_tokens=question_tokens,
-            graph_context=graph_context, normalization=normalization,
+            graph_context=graph_context, normalization=normalization, name_match=name_match,
+            name_span=(transe_dim, transe_dim + name_dim) if name_dim else None,
         )  # fmt: skip
         self.relation_table = nn.Embedding(num_relations, transe_dim)
         nn.init.normal_(self.relation_table.weight, std=transe_dim**-0.5)
@@ -182,7 +209,6 @@ class PathGATModule(pl.LightningModule):
         self.token_encoder: Callable[[list[str]], list[Tensor]] | None = None
         self.question_lm: nn.Module | None = None
         self._supervised: dict[str, SupervisedQuestion] = {}
-        self._log_deg: dict[str, np.ndarray] = {}
         # question-weighted means over the epoch, all-reduced across DDP processes
         self.val_loss, self.val_hits, self.val_recall = MeanMetric(), MeanMetric(), MeanMetric()
 
@@ -232,7 +258,6 @@ class PathGATModule(pl.LightningModule):
         self.query_encoder = query_encoder
         self.token_encoder = token_encoder
         self._supervised = {}
-        self._log_deg = {}
 
     def architecture(self) -> dict:
         """What :func:`lokg.taimr.learned.build_learned` needs to rebuild the network
@@ -256,6 +281,7 @@ class PathGATModule(pl.LightningModule):
             "encoder_trainable_layers": hp.encoder_trainable_layers,
             "relation_source": hp.relation_source,
             "both_directions": hp.both_directions,
+            "name_match": hp.name_match,
         }
 
     def vocabulary(self, device=None) -> Tensor | None:
@@ -271,7 +297,10 @@ class PathGATModule(pl.LightningModule):
         return relation_features(self.relation_table.weight, names, hp.num_relations, hp.transe_dim)
 
     def supervise(self, q: Question) -> SupervisedQuestion | None:
-        """The question's walk graph and supervised paths (cached; ``None`` without topic)."""
+        """The question's supervised paths and the graph they walk (cached; ``None`` without
+        topic).  The vocabulary-normalised walk needs only those paths' steps: they are
+        found in :func:`~lokg.taimr.walk.answer_graph` (no L-hop ball) and kept alone, so a
+        question costs its paths' memory on any graph."""
         if q.id in self._supervised:
             return self._supervised[q.id]
         assert self.kg is not None
@@ -279,12 +308,24 @@ class PathGATModule(pl.LightningModule):
         topic = kg.entities.get(q.topic_entities[0]) if q.topic_entities else None
         out = None
         if topic is not None:
-            g = walk_graph(kg, topic, hp.max_hops, hp.max_fanout, hp.both_directions)
             answers = frozenset(a for a in (kg.entities.get(x) for x in q.answers) if a is not None)
             gold = [rel for _, rel, _ in q.gold_path]
             length = len(gold) if 0 < len(gold) <= hp.max_hops else None
-            paths = supervised_paths(kg, g, sorted(answers), length, gold, hp.max_paths)
-            out = SupervisedQuestion(q, g, paths, answers)
+            vocabulary = hp.normalization == "vocabulary"
+            if vocabulary:
+                g = answer_graph(
+                    kg, topic, sorted(answers), hp.max_hops, hp.max_fanout, hp.both_directions
+                )
+            else:
+                g = walk_graph(kg, topic, hp.max_hops, hp.max_fanout, hp.both_directions)
+            paths = supervised_paths(
+                kg, g, sorted(answers), length, gold, hp.max_paths, hp.max_hops
+            )
+            log_degree = None
+            if vocabulary:
+                g, paths = keep_steps(g, paths)
+                log_degree = np.log(relation_degrees(kg, g).astype(np.float64))
+            out = SupervisedQuestion(q, g, paths, answers, topic, log_degree)
         self._supervised[q.id] = out
         return out
 
@@ -347,30 +388,37 @@ class PathGATModule(pl.LightningModule):
         )  # fmt: skip
         return step_lp, stop_lp, np.concatenate([[0], np.cumsum(sizes_m)]), off_n
 
-    def _log_degree(self, s: SupervisedQuestion) -> np.ndarray:
-        """``[m]`` log deg_r(u) of each step of ``s``'s walk graph (cached per question)."""
-        if s.question.id not in self._log_deg:
-            g = s.graph
-            self._log_deg[s.question.id] = step_log_degree(
-                torch.from_numpy(g.src), torch.from_numpy(g.step_relation)
-            ).numpy()
-        return self._log_deg[s.question.id]
-
-    def _batch_loss(self, items: list[SupervisedQuestion], steps: bool = True):
+    def _batch_loss(
+        self, items: list[SupervisedQuestion], rank: bool = False
+    ) -> tuple[Tensor, list[list[int]] | None]:
         """``-mean_q log sum_{p in P+(q)} P(p | q)`` over the items with supervised paths, and
-        (``steps``) every step's and node's log-probabilities for ranking.
+        (``rank``) each item's answers, best first, as retrieval ranks them (global ids).
 
         Under ``normalization="vocabulary"`` a path's probability needs only its own steps'
         relations (and their degree at the node): the loss reads them from the questions'
-        hop distributions ``[B, L, V]`` and never scores the rest of the walk graph, so its
-        memory does not grow with the graph."""
+        hop distributions ``[B, L, V]``, and the ranking walks the KG with
+        :func:`~lokg.taimr.walk.beam_walk` as the retriever does; no walk graph is scored."""
         hp = self.hparams
         L, texts = hp.max_hops, [s.question.text for s in items]
         if hp.normalization != "vocabulary":
             step_lp, stop_lp, off_m, off_n = self.score_graphs([s.graph for s in items], texts)
             path_lp = self._path_log_probs(items, step_lp, stop_lp, off_m, off_n)
             loss = -torch.stack(path_lp).mean() if path_lp else step_lp.sum() * 0.0
-            return loss, (step_lp, stop_lp, off_m, off_n)
+            orders = None
+            if rank:
+                step_np = step_lp.detach().double().cpu().numpy()
+                stop_np = stop_lp.detach().double().cpu().numpy()
+                orders = [
+                    rank_answers(
+                        s.graph,
+                        step_np[off_m[i] : off_m[i + 1]],
+                        stop_np[off_n[i] : off_n[i + 1]],
+                        L,
+                        hp.beam_width,
+                    )[0]
+                    for i, s in enumerate(items)
+                ]
+            return loss, orders
         device = self.relation_table.weight.device
         encoded = self._encode(texts)
         feats, vocab = self.rel_feats(), self.vocabulary(device)
@@ -381,23 +429,31 @@ class PathGATModule(pl.LightningModule):
             if not s.paths:
                 continue
             b = i if hop_logp.size(0) > 1 else 0
-            log_deg = self._log_degree(s)
             path_lp = []
             for p in s.paths:
                 e = list(p)
                 rel = torch.as_tensor(s.graph.step_relation[e], device=device)
                 lp = hop_logp[b, torch.arange(len(p), device=device), rel].sum()
-                lp = lp - float(log_deg[e].sum())
+                lp = lp - float(s.log_degree[e].sum())
                 if len(p) < L:
                     lp = lp + hop_stop[b, len(p)]
                 path_lp.append(lp)
             losses.append(-torch.logsumexp(torch.stack(path_lp), 0))
         loss = torch.stack(losses).mean() if losses else hop_logp.sum() * 0.0
-        extra = None
-        if steps:
-            with torch.no_grad():
-                extra = self.score_graphs([s.graph for s in items], texts, encoded)
-        return loss, extra
+        orders = None
+        if rank:
+            logp_np = hop_logp.detach().double().cpu().numpy()
+            stop_np = hop_stop.detach().double().cpu().numpy()
+            orders = []
+            for i, s in enumerate(items):
+                b = i if logp_np.shape[0] > 1 else 0
+                g, walks = beam_walk(
+                    self.kg, s.topic, logp_np[b], stop_np[b], L, hp.beam_width,
+                    hp.both_directions,
+                )  # fmt: skip
+                found = answers_of(g, walks)
+                orders.append(sorted(found, key=lambda a: (-found[a][0], a)))
+        return loss, orders
 
     def _path_log_probs(self, items, step_lp, stop_lp, off_m, off_n) -> list[Tensor]:
         """Per item with supervised paths: log sum_p P(p | q) from the graphs' step log-probs."""
@@ -434,7 +490,7 @@ class PathGATModule(pl.LightningModule):
                 # Lightning refuses ``None`` there (the other processes would wait forever)
                 return self._zero_loss()
             return None
-        loss, _ = self._batch_loss(items, steps=False)
+        loss, _ = self._batch_loss(items)
         self.log("train/loss", loss, batch_size=len(items), prog_bar=True)
         return loss
 
@@ -452,22 +508,11 @@ class PathGATModule(pl.LightningModule):
         self, questions: Sequence[Question], items: list[SupervisedQuestion]
     ) -> None:
         """Add the batch's loss, hits@1 and recall, each weighted by its ``len(questions)``."""
-        loss, (step_lp, stop_lp, off_m, off_n) = self._batch_loss(items)
-        step_np = step_lp.detach().double().cpu().numpy()
-        stop_np = stop_lp.detach().double().cpu().numpy()
+        loss, orders = self._batch_loss(items, rank=True)
         hits = recall = 0
-        hp = self.hparams
-        for i, s in enumerate(items):
-            g = s.graph
-            order, _, _ = rank_answers(
-                g,
-                step_np[off_m[i] : off_m[i + 1]],
-                stop_np[off_n[i] : off_n[i + 1]],
-                hp.max_hops,
-                hp.beam_width,
-            )
+        for s, order in zip(items, orders, strict=True):
             hits += bool(order) and order[0] in s.answers
-            recall += bool(s.answers & set(order[: hp.k_top]))
+            recall += bool(s.answers & set(order[: self.hparams.k_top]))
         n = len(questions)
         self.val_loss.update(loss.detach(), weight=n)
         self.val_hits.update(hits / n, weight=n)

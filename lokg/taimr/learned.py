@@ -67,6 +67,7 @@ ARCHITECTURE_DEFAULTS = {
     "question_encoder": "frozen",
     "normalization": "node",
     "encoder_trainable_layers": None,
+    "name_match": False,
 }
 
 
@@ -345,6 +346,8 @@ def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict, Question
         question_tokens=a["question_tokens"],
         graph_context=a["graph_context"],
         normalization=a["normalization"],
+        name_match=a["name_match"],
+        name_span=(a["transe_dim"], a["transe_dim"] + a["name_dim"]) if a["name_dim"] else None,
     )
     state = torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True)
     if net.lin is None:  # exported before an unused W was dropped from graph_context=False

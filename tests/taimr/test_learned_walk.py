@@ -22,7 +22,16 @@ from lokg.models.components.path_gat import (
 from lokg.models.path_module import PathGATModule, rank_answers
 from lokg.retrieval import Retriever
 from lokg.taimr.learned import LearnedPathRetriever, WalkModel, relation_name
-from lokg.taimr.walk import answers_of, beam_search, beam_walk, supervised_paths, walk_graph
+from lokg.taimr.walk import (
+    answer_graph,
+    answers_of,
+    beam_search,
+    beam_walk,
+    keep_steps,
+    relation_degrees,
+    supervised_paths,
+    walk_graph,
+)
 from lokg.typing import Question
 
 from .conftest import DIM, KEYWORDS, KeywordEncoder
@@ -69,6 +78,50 @@ def test_supervised_paths_reach_a_head_through_inverse_steps(family):
     (path,) = supervised_paths(family, g, [family.entities["alice"]])
     assert all(g.inverse[e] for e in path)
     assert [int(g.triple_ids[e]) for e in path] == [2, 0]  # the triples, true direction kept
+
+
+def _labelled_paths(kg, g, paths):
+    """Each path as (triple id, inverse) pairs: comparable across graphs."""
+    return sorted(tuple((int(g.triple_ids[e]), bool(g.inverse[e])) for e in p) for p in paths)
+
+
+def test_answer_graph_finds_the_supervised_paths_of_the_whole_ball():
+    """On a random graph, the answer graph (the L-1 ball plus the answers' own steps) gives
+    the same supervised paths as the whole L-hop ball, and keep_steps keeps exactly them."""
+    rng = np.random.default_rng(0)
+    triples = [(f"e{rng.integers(40)}", f"r{rng.integers(5)}", f"e{rng.integers(40)}")
+               for _ in range(160)]  # fmt: skip
+    kg = KnowledgeGraph.from_labeled_triples(triples)
+    checked = 0
+    for topic in range(0, kg.num_entities, 3):
+        for answer in range(1, kg.num_entities, 7):
+            ball = walk_graph(kg, topic, 3)
+            small = answer_graph(kg, topic, [answer], 3)
+            assert small.num_steps <= ball.num_steps
+            for length in (None, 3):
+                want = supervised_paths(kg, ball, [answer], length, max_paths=10_000, max_hops=3)
+                got = supervised_paths(kg, small, [answer], length, max_paths=10_000, max_hops=3)
+                assert _labelled_paths(kg, small, got) == _labelled_paths(kg, ball, want)
+                kept, renumbered = keep_steps(small, got)
+                assert _labelled_paths(kg, kept, renumbered) == _labelled_paths(kg, small, got)
+                assert kept.num_steps == len({e for p in got for e in p})
+                checked += bool(got)
+    assert checked > 20
+
+
+def test_relation_degrees_count_the_kg_steps_by_hand(family):
+    """deg_r(u) of each step, from the KG: bob has one children step and one nationality
+    step forward, one spouse^-1 step backward; carol is the tail of two children triples."""
+    g = walk_graph(family, family.entities["bob"], 1)
+    deg = relation_degrees(family, g)
+    for e in range(g.num_steps):
+        label = family.relations.label(int(family.triples_np[g.triple_ids[e], 1]))
+        assert deg[e] == 1, label  # bob has one step of each of his relations
+    carol = walk_graph(family, family.entities["carol"], 1)
+    children_back = family.relations["children"] + family.num_relations
+    deg = relation_degrees(family, carol)
+    pairs = zip(deg, carol.step_relation, strict=True)
+    assert [int(d) for d, r in pairs if r == children_back] == [2, 2]
 
 
 # --------------------------------------------------------------------------- probabilities
@@ -276,14 +329,11 @@ def _fit(m: PathGATModule, questions: list[Question], steps: int = 60) -> None:
 
 
 def _hits(m: PathGATModule, questions: list[Question]) -> float:
-    hits = 0
+    """Share of ``questions`` whose best answer, ranked as validation ranks it, is gold."""
+    items = [m.supervise(q) for q in questions]
     with torch.no_grad():
-        for q in questions:
-            s = m.supervise(q)
-            step_lp, stop_lp, _, _ = m.score_graphs([s.graph], [q.text])
-            order, _, _ = rank_answers(s.graph, step_lp.double().numpy(),
-                                       stop_lp.double().numpy(), 2, 16)  # fmt: skip
-            hits += order[0] in s.answers
+        _, orders = m._batch_loss(items, rank=True)
+    hits = sum(order[0] in s.answers for s, order in zip(items, orders, strict=True))
     return hits / len(questions)
 
 
@@ -327,10 +377,10 @@ def test_vocabulary_normalised_walk_does_not_stop_at_a_dead_end():
     m = _module(kg, enc, graph_context=False, normalization="vocabulary")
     _fit(m, questions[:8])
     assert _hits(m, questions[8:]) == 1.0
-    s = m.supervise(questions[8])
+    g = walk_graph(kg, kg.entities["p8"], 2)
     with torch.no_grad():
-        step_lp, stop_lp, _, _ = m.score_graphs([s.graph], [questions[8].text])
-    _, scores, _ = rank_answers(s.graph, step_lp.double().numpy(), stop_lp.double().numpy(), 2, 16)
+        step_lp, stop_lp, _, _ = m.score_graphs([g], [questions[8].text])
+    _, scores, _ = rank_answers(g, step_lp.double().numpy(), stop_lp.double().numpy(), 2, 16)
     city, mayor = kg.entities["city8"], kg.entities["m8"]
     assert scores.get(city, -np.inf) < scores[mayor]
 
@@ -631,3 +681,64 @@ def test_finetuned_question_encoder_trains_and_travels_with_the_model(tmp_path):
     # [CLS] and [SEP] are not pointed at: only the word pieces between them
     assert mask[0].tolist() == [False] + [True] * (mask.size(1) - 2) + [False]
     assert r.retrieve(questions[0]).paths
+
+
+@pytest.mark.parametrize("normalization", ["vocabulary", "node"])
+def test_name_match_adds_tau_times_cosine_to_every_hop_logit_by_hand(normalization):
+    """logit_t(r | q) += tau_t * cos(c_t, name(r)): relation r's name is its own keyword axis
+    (r0 -> 0, r1 -> 1, r2 -> 2; r^-1 shares r's name), the question is (3, 0, 4, 0, 0, 0), so
+    cos = (0.6, 0, 0.8) and, relative to r0, the logits move by tau_t * (0, -0.6, 0.2)."""
+    torch.manual_seed(0)
+    kw = dict(hidden=8, heads=2, dropout=0.0, max_hops=2, graph_context=False,
+              normalization=normalization)  # fmt: skip
+    plain = QuestionPathGAT(4, 4 + DIM + 1, DIM, **kw).eval()
+    named = QuestionPathGAT(4, 4 + DIM + 1, DIM, name_match=True, name_span=(4, 4 + DIM), **kw)
+    named.load_state_dict({**plain.state_dict(), "name_scale": torch.tensor([2.0, 3.0])})
+    named.eval()
+    rel_feats = relation_features(torch.randn(3, 4), torch.eye(DIM)[:3], 3, 4)  # [6, 11]
+    q = torch.tensor([[3.0, 0.0, 4.0, 0.0, 0.0, 0.0]])
+    cos = torch.tensor([0.6, 0.0, 0.8, 0.6, 0.0, 0.8])  # steps r0 r1 r2 r0^-1 r1^-1 r2^-1
+    tau = torch.tensor([2.0, 3.0])
+    if normalization == "vocabulary":
+        before, _ = plain.hop_log_probs(rel_feats, q)  # [1, L, 6]
+        after, _ = named.hop_log_probs(rel_feats, q)
+        moved = (after - after[..., :1]) - (before - before[..., :1])  # [1, L, 6]
+        assert torch.allclose(moved[0], tau[:, None] * (cos - cos[0]), atol=1e-5)
+    else:  # one node with one step per step relation: the raw step logits [6, L]
+        edge_index = torch.tensor([[0] * 6, [1, 2, 3, 4, 5, 6]])
+        rel = torch.arange(6)
+        before, _ = plain(torch.zeros(7, 0), edge_index, rel, rel_feats, q)
+        after, _ = named(torch.zeros(7, 0), edge_index, rel, rel_feats, q)
+        assert torch.allclose(after - before, cos[:, None] * tau[None, :], atol=1e-5)
+    with pytest.raises(ValueError, match="name_span"):
+        QuestionPathGAT(4, 4 + DIM + 1, DIM, name_match=True, name_span=(4, 6), **kw)
+
+
+def _three_relations(n: int) -> tuple[KnowledgeGraph, list[Question]]:
+    """p_i -spouse-> s_i, p_i -children-> c_i, p_i -nationality-> n_i; one one-hop question
+    per relation ("spouse of p_i ?", "son of p_i ?", "nationality of p_i ?")."""
+    triples, questions = [], []
+    for i in range(n):
+        for rel, word, end in (("spouse", "spouse", "s"), ("children", "son", "c"),
+                               ("nationality", "nationality", "n")):  # fmt: skip
+            triples.append((f"p{i}", rel, f"{end}{i}"))
+            questions.append(Question(f"q{i}{end}", f"{word} of p{i} ?", (f"{end}{i}",),
+                                      (f"p{i}",), ((f"p{i}", rel, f"{end}{i}"),)))  # fmt: skip
+    return KnowledgeGraph.from_labeled_triples(triples), questions
+
+
+def test_name_match_answers_with_a_relation_never_seen_in_training():
+    """Trained on spouse and children questions only, the walk model must answer nationality
+    questions.  Its learned terms only ever saw nationality as a wrong step; the name cosine
+    reads "nationality" in the question and in the relation's name."""
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, questions = _three_relations(8)
+    train = [q for q in questions if not q.text.startswith("nationality")]
+    unseen = [q for q in questions if q.text.startswith("nationality")]
+    named = _module(kg, enc, name_match=True, normalization="vocabulary", graph_context=False)
+    _fit(named, train)
+    assert _hits(named, unseen) == 1.0
+    assert _hits(named, train) == 1.0
+    plain = _module(kg, enc, normalization="vocabulary", graph_context=False)
+    _fit(plain, train)
+    assert _hits(plain, unseen) == 0.0

@@ -36,6 +36,18 @@ Layers:
    (``question_in_attention=False``, an ablation) ``W_q^(t) q`` and ``W_s^(t) q`` become
    learned vectors per hop: the walk still knows its hop, not the question.
 
+With ``name_match=True`` every hop logit also carries a learned-scale cosine between the
+hop's question context and the relation's *name* (the sentence encoder's embedding of its
+label, the name part of ``e_r`` below):
+
+   ``logit_t(r | q) += tau_t * cos(c_t, name(r))``
+
+(``c_t`` the token attention's context, or the pooled question without ``question_tokens``).
+The bilinear ``<W_q^(t) c_t, W_r e_r>`` must learn each relation from training questions that
+use it; the cosine reads a relation never seen in training from the same text space the
+question is in (a dual-encoder prior, as in SR's question-relation matching), so a KG the
+model was not trained on starts from its relations' names.  ``tau_t`` starts at 5.
+
 Relation features ``e_r`` are rows of ``[2R, d_r]`` built by :func:`relation_features`: a
 forward relation ``r`` is ``[e_r^TransE || name(r) || 0]`` and its inverse ``r^-1`` is
 ``[-e_r^TransE || name(r) || 1]`` (TransE's ``h + r ~ t`` read backwards is ``t - r ~ h``).
@@ -56,6 +68,8 @@ from lokg.models.components.rel_gat_conv import RelGAT
 
 QUESTION_KEYS = ("relation", "relation_node")
 NORMALIZATIONS = ("node", "vocabulary")
+#: tau_t at initialisation (``name_match``): a cosine gap of 0.2 is one nat
+NAME_SCALE_INIT = 5.0
 
 __all__ = [
     "NORMALIZATIONS",
@@ -239,6 +253,10 @@ class QuestionPathGAT(nn.Module):
             ``"node"`` (each node's steps and stop, :func:`walk_log_probs`) or
             ``"vocabulary"`` (each hop's relation vocabulary and stop, shared among a node's
             steps of one relation, :func:`vocabulary_log_probs`; needs ``graph_context=False``).
+        name_match: add ``tau_t * cos(c_t, name(r))`` to every hop logit (module doc);
+            needs the question and ``name_span``.
+        name_span: ``(start, stop)``, the columns of ``rel_feats`` that hold the relation's
+            name embedding (:func:`relation_features` puts them after TransE's ``d_r``).
 
     Shapes:
         - **input:** ``x [n, d_v]``, ``edge_index [2, m]`` (step start -> end),
@@ -265,6 +283,8 @@ class QuestionPathGAT(nn.Module):
         question_tokens: bool = False,
         graph_context: bool = True,
         normalization: str = "node",
+        name_match: bool = False,
+        name_span: tuple[int, int] | None = None,
     ):
         super().__init__()
         if normalization not in NORMALIZATIONS:
@@ -315,6 +335,17 @@ class QuestionPathGAT(nn.Module):
             self.token_recur = nn.Linear(query_dim, hidden, bias=False)  # W_c
             self.token_hop = nn.Parameter(torch.empty(max_hops, hidden))  # u_t
         self.stop_bias = nn.Parameter(torch.zeros(max_hops))
+        self.name_match = name_match
+        self.name_span = tuple(name_span) if name_span is not None else None
+        if name_match:
+            if not question_in_attention:
+                raise ValueError("name_match=True needs question_in_attention=True")
+            if self.name_span is None or self.name_span[1] - self.name_span[0] != query_dim:
+                raise ValueError(
+                    f"name_match=True needs name_span (start, stop) of {query_dim} name columns "
+                    f"(the question encoder's size), got {name_span!r}"
+                )
+            self.name_scale = nn.Parameter(torch.empty(max_hops))  # tau_t
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -337,6 +368,8 @@ class QuestionPathGAT(nn.Module):
             nn.init.xavier_uniform_(self.token_recur.weight)
             nn.init.normal_(self.token_hop, std=self.hidden**-0.5)
         nn.init.zeros_(self.stop_bias)
+        if self.name_match:
+            nn.init.constant_(self.name_scale, NAME_SCALE_INIT)
 
     def token_attention(
         self, query: Tensor, tokens: Tensor, token_mask: Tensor | None = None
@@ -363,17 +396,29 @@ class QuestionPathGAT(nn.Module):
 
     def _hop_queries(
         self, query: Tensor, tokens: Tensor | None, token_mask: Tensor | None
-    ) -> tuple[Tensor, Tensor]:
-        """``(W_q^(t) ., W_s^(t) .)`` of the pooled question or of ``c_t``: ``[B, L, d']`` each."""
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """``(W_q^(t) ., W_s^(t) .)`` ``[B, L, d']`` each, of the pooled question or of
+        ``c_t``, and the hop contexts themselves ``[B, L, d_q]`` (the pooled question
+        repeated without ``question_tokens``)."""
         L, C = self.max_hops, self.hidden
         if not self.question_tokens:
-            return self.hop_query(query).view(-1, L, C), self.stop_query(query).view(-1, L, C)
+            ctx = query.unsqueeze(1).expand(-1, L, -1)
+            return self.hop_query(query).view(-1, L, C), self.stop_query(query).view(-1, L, C), ctx
         if tokens is None:
             raise ValueError("QuestionPathGAT(question_tokens=True) needs the question's tokens")
         ctx, _ = self.token_attention(query, tokens, token_mask)  # [B, L, d_q]
         w_hop = self.hop_query.weight.view(L, C, -1)  # [L, d', d_q]
         w_stop = self.stop_query.weight.view(L, C, -1)
-        return torch.einsum("lcd,bld->blc", w_hop, ctx), torch.einsum("lcd,bld->blc", w_stop, ctx)
+        q_hop = torch.einsum("lcd,bld->blc", w_hop, ctx)
+        return q_hop, torch.einsum("lcd,bld->blc", w_stop, ctx), ctx
+
+    def name_match_logits(self, ctx: Tensor, rel_feats: Tensor) -> Tensor:
+        """``tau_t * cos(c_t, name(r))`` ``[B, L, V]`` for contexts ``ctx [B, L, d_q]`` and the
+        step relations ``rel_feats [V, rel_dim]`` (their name columns, ``name_span``)."""
+        start, stop = self.name_span
+        names = F.normalize(rel_feats[:, start:stop], dim=-1)  # [V, d_q]
+        cos = torch.einsum("bld,vd->blv", F.normalize(ctx, dim=-1), names)
+        return self.name_scale.view(1, -1, 1) * cos
 
     def log_probs(
         self,
@@ -434,12 +479,15 @@ class QuestionPathGAT(nn.Module):
         """
         if self.normalization != "vocabulary":
             raise ValueError("hop_log_probs needs normalization='vocabulary'")
-        _, q_hop, q_stop = self._question_queries(query, tokens, token_mask)  # [B | 1, L, d']
+        _, q_hop, q_stop, ctx = self._question_queries(query, tokens, token_mask)  # [B|1, L, .]
         keys = vocabulary_keys
         if keys is None:
             keys = self.relation_keys(rel_feats, vocabulary)
         base = F.leaky_relu((keys * self.att[2]).sum(-1), self.negative_slope)  # [V]
         logits = base + torch.einsum("blc,vc->blv", q_hop, keys) / math.sqrt(self.hidden)
+        if self.name_match:
+            feats = rel_feats if vocabulary is None else rel_feats[vocabulary]
+            logits = logits + self.name_match_logits(ctx, feats)
         return hop_distribution(logits, self._stop_logits(q_stop))  # [B, L, V], [B, L]
 
     def relation_keys(self, rel_feats: Tensor, vocabulary: Tensor | None = None) -> Tensor:
@@ -448,10 +496,10 @@ class QuestionPathGAT(nn.Module):
 
     def _question_queries(
         self, query: Tensor | None, tokens: Tensor | None, token_mask: Tensor | None
-    ) -> tuple[Tensor | None, Tensor, Tensor]:
-        """``(query [B, d_q], W_q^(t) . [B, L, d'], W_s^(t) . [B, L, d'])`` of a batch of
-        questions (flattened to ``B`` rows), or the learned per-hop vectors ``[1, L, d']``
-        without the question."""
+    ) -> tuple[Tensor | None, Tensor, Tensor, Tensor | None]:
+        """``(query [B, d_q], W_q^(t) . [B, L, d'], W_s^(t) . [B, L, d'], c [B, L, d_q])`` of a
+        batch of questions (flattened to ``B`` rows), or the learned per-hop vectors
+        ``[1, L, d']`` (and no context) without the question."""
         if self.question_in_attention and query is None:
             raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
         if query is not None:
@@ -461,7 +509,7 @@ class QuestionPathGAT(nn.Module):
                 if token_mask is not None:
                     token_mask = token_mask.reshape(query.size(0), -1)
         if not self.question_in_attention:
-            return query, self.hop_query_vec.unsqueeze(0), self.stop_query_vec.unsqueeze(0)
+            return query, self.hop_query_vec.unsqueeze(0), self.stop_query_vec.unsqueeze(0), None
         return (query, *self._hop_queries(query, tokens, token_mask))
 
     def _stop_logits(self, q_stop: Tensor) -> Tensor:
@@ -483,7 +531,7 @@ class QuestionPathGAT(nn.Module):
     ) -> tuple[Tensor, Tensor]:
         """Step and stop logits ``[m, L]``, ``[n, L]`` (class doc: Shapes)."""
         L, C = self.max_hops, self.hidden
-        query, q_hop_b, q_stop_b = self._question_queries(query, tokens, token_mask)
+        query, q_hop_b, q_stop_b, ctx_b = self._question_queries(query, tokens, token_mask)
         if query is not None and query.size(0) == 1:
             edge_owner = node_owner = None  # one question: broadcast
         used, where = torch.unique(step_relation, return_inverse=True)  # project each once
@@ -512,6 +560,10 @@ class QuestionPathGAT(nn.Module):
         if edge_owner is not None and self.question_in_attention:
             q_hop, q_stop = q_hop_b[edge_owner], q_stop_b[node_owner]  # [m | n, L, d']
         step = base.unsqueeze(1) + (q_hop * key.unsqueeze(1)).sum(-1) / math.sqrt(C)  # [m, L]
+        if self.name_match:  # [B, L, |used|] -> each step's own question and relation
+            match = self.name_match_logits(ctx_b, rel_feats[used])
+            owner = edge_owner if edge_owner is not None else torch.zeros_like(where)
+            step = step + match[owner, :, where]
         if hp is not None:
             stop = (q_stop * hp.unsqueeze(1)).sum(-1) / math.sqrt(C) + self.stop_bias  # [n, L]
             return step, stop
