@@ -14,17 +14,17 @@ Rows (each one configuration, built from the package's configs):
   relation vocabulary);
 - ``learned, no name match``: ``model.name_match=false`` (no cosine between the hop's
   question context and the relation's name);
-- ``learned, free relation table``: the same with ``model.relation_source=learned`` (these
-  ablation rows were trained before name matching, so they also have ``name_match=false``);
+- ``learned, free relation table``: the same with ``model.relation_source=learned``;
 - ``learned, no question in attention``: ``model.question_in_attention=false`` (and so no
-  pointer and no encoder to fine-tune);
+  pointer, no encoder to fine-tune and no name matching, which all read the question);
 - ``learned, frozen question encoder``: ``model.question_encoder=frozen``;
 - ``learned, node-normalised walk``: ``model.normalization=node`` (each node's steps and stop
   soft-maxed together, the walk model before the vocabulary normalisation).
 
-Each walk-model row uses, among the dataset's ``qgat-*`` artifacts whose recorded
-architecture is the default's with the row's switch changed, the one with the best recorded
-``val/hits@1`` (one-line error naming the training command when none has been trained).
+Each walk-model row uses, among the dataset's ``qgat-*`` artifacts trained with the default
+``model`` config (``configs/model/qgat.yaml``, training settings included) with the row's
+switch changed, the one with the best recorded ``val/hits@1`` (one-line error naming the
+training command when none has been trained).
 Columns: retriever-only Hits@1 (extractive reader: the retriever's top answer), answer
 coverage at B, mean injected evidence tokens, and the warm retrieval p50 in ms (each
 question retrieved twice, the second timed).  Choose on ``--split val``; report
@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -51,30 +51,18 @@ from _data import DATASETS, bench_root, compose, load_datamodule, split_question
 
 from lokg.evaluate import run
 from lokg.pipeline import LOKG
-from lokg.taimr.learned import recorded_architecture
 from lokg.typing import Question
 
-#: the walk-model switches a row is matched on (``qgat.json``'s ``architecture``)
-ARCH_KEYS = (
-    "relation_source",
-    "question_in_attention",
-    "question_tokens",
-    "graph_context",
-    "question_encoder",
-    "normalization",
-    "encoder_trainable_layers",
-    "name_match",
-)
 _LEARNED = ["experiment=lokg", "retriever=learned"]
 
-#: row -> (overrides, walk-model architecture it needs as a change to the default
-#: ``model=qgat`` config, or None for rows without a walk model)
+#: row -> (overrides, the change to the default ``model=qgat`` config its walk model was
+#: trained with, or None for rows without a walk model)
 ROWS: dict[str, tuple[list[str], dict | None]] = {
     "paper": (["experiment=paper"], None),
     "uniform+rules": (["experiment=lokg", "retriever=taimr_linked"], None),
     "learned": (_LEARNED, {}),
     "learned, no name match": (_LEARNED, {"name_match": False}),
-    "learned, free relation table": (_LEARNED, {"relation_source": "learned", "name_match": False}),
+    "learned, free relation table": (_LEARNED, {"relation_source": "learned"}),
     "learned, no question in attention": (
         _LEARNED,
         {
@@ -86,36 +74,38 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
     ),
     "learned, frozen question encoder": (
         _LEARNED,
-        {"question_encoder": "frozen", "name_match": False},
+        {"question_encoder": "frozen"},
     ),
-    "learned, node-normalised walk": (_LEARNED, {"normalization": "node", "name_match": False}),
+    "learned, node-normalised walk": (_LEARNED, {"normalization": "node"}),
 }
 
 
-def default_architecture() -> dict:
-    """The switches of the default walk model (``configs/model/qgat.yaml``)."""
+def default_model_config() -> dict:
+    """``model=qgat`` as ``experiment=train_qgat`` composes it (resolved)."""
     from lokg.config import compose_config
 
     model = compose_config("train", ["experiment=train_qgat"], bench_root()).model
-    return {k: model[k] for k in ARCH_KEYS}
+    return OmegaConf.to_container(model, resolve=True)
 
 
 def walk_model_dir(dataset_dir: Path, change: dict) -> Path:
     """The dataset's ``qgat-*`` artifact with the best recorded ``val/hits@1`` among those
-    whose architecture is the default one with ``change`` applied (selection on validation
-    only)."""
-    want = {**default_architecture(), **change}
+    trained with the default ``model`` config (every key of ``configs/model/qgat.yaml``:
+    architecture and training settings alike) with ``change`` applied, so a model trained
+    under older settings never stands for a row (selection on validation only)."""
+    want = {**default_model_config(), **change}
     found = []
     for d in dataset_dir.glob("qgat-*"):
         meta = json.loads((d / "qgat.json").read_text(encoding="utf-8"))
-        arch = recorded_architecture(meta)
-        if all(arch.get(k) == v for k, v in want.items()):
+        trained = OmegaConf.to_container(OmegaConf.load(d / "config.yaml").model, resolve=True)
+        if all(trained.get(k) == v for k, v in want.items()):
             found.append((meta.get("best_value") or 0.0, d.name, d))
     if not found:
         flags = " ".join(f"model.{k}={str(v).lower()}" for k, v in change.items())
         raise SystemExit(
-            f"error: no walk model with {want} under {dataset_dir}; run `python train.py "
-            f"experiment=train_qgat data={dataset_dir.name.split('-')[0]} {flags}`"
+            f"error: no walk model trained with the default model config{' and ' if flags else ''}"
+            f"{flags} under {dataset_dir}; run `python train.py experiment=train_qgat "
+            f"data={dataset_dir.name.split('-')[0]} {flags}`"
         )
     return max(found)[2]
 

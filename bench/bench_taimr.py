@@ -6,7 +6,7 @@
     python bench/bench_taimr.py latency [--data pql3h] [--split val|test] [--limit N]
         [--experiment lokg|paper] [--override KEY=VALUE ...] [--synthetic-queries 200]
         [--synthetic-triples 1000000]
-    python bench/bench_taimr.py train [--n 20] [--synthetic-triples 1000000]
+    python bench/bench_taimr.py train [--n 20] [--synthetic-triples 1000000] [--model walk gat]
 
 Data come only from the package (``bench/_data.py``): the dataset's config, reader and
 path-grouped split. Settings are chosen on ``--split val`` (the default); ``--split test``
@@ -36,8 +36,13 @@ in-memory encoder (entity names are embedded beforehand, as in the paper's const
 phase); "warm": the same question again. p50/p95 in ms, with the number of questions that
 got a candidate answer, peak RSS and the machine's load average (timings move with it).
 
-``train`` times one GAT optimizer step (batch of 32 synthetic questions, no Trainer) on the
-synthetic 1M-triple graph.
+``train`` times one optimizer step (batch of 32 synthetic questions, no Trainer) on the
+synthetic 1M-triple graph, for the default walk model (``experiment=train_qgat``'s
+``model=qgat``, with its fine-tuned question encoder; the graph's node features and
+relation-name embeddings random, TransE's e_r random) and for the paper's query-independent
+GAT (``model=gat``). For the walk model it also times finding a question's supervised paths
+(once per question per run: cached across epochs) and prints the peak RSS before the model
+is built and after the steps, so what training adds on top of the graph is visible.
 
 Everything printed is measured in the run.
 """
@@ -277,37 +282,95 @@ def latency(args: argparse.Namespace) -> None:
 
 # ---------------------------------------------------------------------------- train
 def train_step(args: argparse.Namespace) -> None:
-    """GAT training step time and peak memory on the synthetic graph."""
-    import torch
-
-    from lokg.models.gat_module import GATModule
-
+    """Training step time and peak memory on the synthetic graph, per ``--model``."""
     # training_step is called without a Trainer on purpose: its self.log calls are no-ops
     warnings.filterwarnings("ignore", message=r".*`self\.trainer` reference is not registered")
-    rng = np.random.default_rng(0)
     kg = synthetic_graph(args.synthetic_triples)
-    feats = torch.randn(kg.num_entities, 384)
-    module = GATModule(kg.num_entities, kg.num_relations, node_dim=384)
-    module.set_graph(kg, feats)
-    opt = module.configure_optimizers()
-    questions = synthetic_questions(kg, args.n * 32, rng)
-    times, edges = [], []
+    print(f"{kg.name}: {kg.num_triples} triples, peak RSS {_peak_mib():.0f} MiB", flush=True)
+    for model in args.model:
+        {"walk": _walk_train_step, "gat": _gat_train_step}[model](kg, args.n)
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _optimizer_steps(module, opt, batches) -> list[float]:
+    times = []
     module.train()
-    for b in range(args.n):
-        batch = questions[b * 32 : (b + 1) * 32]
+    for b, batch in enumerate(batches):
         t0 = time.perf_counter()
         loss = module.training_step(batch, b)
         opt.zero_grad()
         loss.backward()
         opt.step()
         times.append(time.perf_counter() - t0)
-        edges.append(len(module._batch(batch)["edge_type"]))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return times
+
+
+def _walk_train_step(kg: KnowledgeGraph, n: int) -> None:
+    """The default walk model (``experiment=train_qgat``) on ``kg``: supervision, then steps."""
+    import torch
+
+    from lokg.config import compose_config
+    from lokg.models.components.question_lm import QuestionLM
+
+    cfg = compose_config("train", ["experiment=train_qgat", "data=pq2h"], os.getcwd())
+    embedder = hydra.utils.instantiate(cfg.embedder, cache_dir=None)
+    d = embedder.output_dim
+    module = hydra.utils.instantiate(cfg.model, num_relations=kg.num_relations)
+    g = torch.Generator().manual_seed(0)
+    lm = None
+    if module.hparams.question_encoder == "finetune":
+        lm = QuestionLM.from_encoder(embedder, module.hparams.encoder_trainable_layers)
+    module.set_graph(
+        kg,
+        torch.randn(kg.num_entities, d, generator=g),
+        torch.randn(kg.num_relations, module.hparams.transe_dim, generator=g),
+        torch.randn(kg.num_relations, d, generator=g),
+        lambda texts: torch.as_tensor(embedder.encode(list(texts), kind="query")),
+        lambda texts: [torch.from_numpy(t) for t in embedder.encode_tokens(texts, kind="query")],
+        lm,
+    )
+    opt = module.configure_optimizers()
+    questions = synthetic_questions(kg, n * 32, np.random.default_rng(0))
+    t0 = time.perf_counter()
+    items = [module.supervise(q) for q in questions]
+    supervise_ms = (time.perf_counter() - t0) / len(questions) * 1e3
+    steps = [s.graph.num_steps for s in items if s is not None]
+    batches = [questions[b * 32 : (b + 1) * 32] for b in range(n)]
+    times = _optimizer_steps(module, opt, batches)
+    hp = module.hparams
+    print(
+        f"walk model train step on {kg.name} ({kg.num_triples} triples, batch 32 questions, "
+        f"normalization={hp.normalization}, question_encoder={hp.question_encoder}, "
+        f"name_match={hp.name_match}, n={n}): p50={np.median(times) * 1e3:.0f}ms "
+        f"p95={np.percentile(times, 95) * 1e3:.0f}ms; supervised paths {supervise_ms:.1f} ms "
+        f"per question (once, cached), median kept steps per question {int(np.median(steps))}; "
+        f"peak RSS {_peak_mib():.0f} MiB",
+        flush=True,
+    )
+
+
+def _gat_train_step(kg: KnowledgeGraph, n: int) -> None:
+    """The paper's query-independent GAT (``model=gat``) on ``kg``."""
+    import torch
+
+    from lokg.models.gat_module import GATModule
+
+    feats = torch.randn(kg.num_entities, 384, generator=torch.Generator().manual_seed(0))
+    module = GATModule(kg.num_entities, kg.num_relations, node_dim=384)
+    module.set_graph(kg, feats)
+    opt = module.configure_optimizers()
+    questions = synthetic_questions(kg, n * 32, np.random.default_rng(0))
+    batches = [questions[b * 32 : (b + 1) * 32] for b in range(n)]
+    times = _optimizer_steps(module, opt, batches)
+    edges = [len(module._batch(batch)["edge_type"]) for batch in batches]
     print(
         f"GAT train step on {kg.name} ({kg.num_triples} triples, batch 32 questions, "
-        f"max_fanout={module.hparams.max_fanout}, n={args.n}): "
+        f"max_fanout={module.hparams.max_fanout}, n={n}): "
         f"p50={np.median(times) * 1e3:.0f}ms p95={np.percentile(times, 95) * 1e3:.0f}ms, "
-        f"median subgraph edges {int(np.median(edges))}, peak RSS {peak:.0f} MiB",
+        f"median subgraph edges {int(np.median(edges))}, peak RSS {_peak_mib():.0f} MiB",
         flush=True,
     )
 
@@ -331,9 +394,10 @@ def main() -> None:
         "--synthetic-queries", type=int, default=200, help="0 skips the synthetic graph"
     )
     lat.add_argument("--synthetic-triples", type=int, default=1_000_000)
-    tr = sub.add_parser("train", help="GAT training step on the synthetic graph")
+    tr = sub.add_parser("train", help="training steps on the synthetic graph")
     tr.add_argument("--n", type=int, default=20, help="batches timed")
     tr.add_argument("--synthetic-triples", type=int, default=1_000_000)
+    tr.add_argument("--model", nargs="+", default=["walk", "gat"], choices=("walk", "gat"))
     args = parser.parse_args()
     {"quality": quality, "latency": latency, "train": train_step}[args.cmd](args)
 

@@ -200,10 +200,11 @@ def test_model_configs_set_the_monitored_metric_for_any_dataset(make_cfg, overri
 @pytest.mark.parametrize(
     ("n_train", "overrides", "epochs"),
     [
-        (240, [], 50),  # 8 batches of 32: 8 epochs would be 64 steps; 50 reach 400
-        (825, [], 16),  # PQL-3H: 26 batches, ceil(400 / 26) = 16 epochs
+        (240, [], 25),  # 8 batches of 32: 8 epochs would be 64 steps; 25 reach 200
+        (825, [], 8),  # PQL-3H: 26 batches, 8 epochs = 208 steps already
+        (400, [], 16),  # 13 batches: ceil(200 / 13) = 16 epochs
         (4158, [], 8),  # PQ-3H: 130 batches, 8 epochs = 1,040 steps already
-        (240, ["trainer=ddp"], 100),  # two processes: 4 batches each per epoch
+        (240, ["trainer=ddp"], 50),  # two processes: 4 batches each per epoch
         (240, ["model.min_steps=0"], 8),  # off
         (240, ["debug=limit"], 2),  # a debug run keeps its epochs
     ],

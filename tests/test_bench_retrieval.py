@@ -1,0 +1,50 @@
+"""bench/bench_retrieval.py: a row's walk model is the best-on-val artifact trained with the
+default ``model`` config and only the row's switch changed (older training settings never
+stand for a row)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(BENCH))  # the bench imports its sibling _data.py
+    spec = importlib.util.spec_from_file_location(
+        "lokg_bench_retrieval", BENCH / "bench_retrieval.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _artifact(root: Path, name: str, model: dict, best: float) -> Path:
+    d = root / name
+    d.mkdir(parents=True)
+    OmegaConf.save(OmegaConf.create({"model": model}), d / "config.yaml")
+    (d / "qgat.json").write_text(json.dumps({"best_value": best, "architecture": {}}))
+    return d
+
+
+def test_rows_use_the_default_training_config_with_their_switch(bench, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    default = bench.default_model_config()
+    root = tmp_path / "pql3h-0123"
+    mine = _artifact(root, "qgat-a", default, 0.90)
+    _artifact(root, "qgat-b", {**default, "min_steps": default["min_steps"] * 2}, 1.00)
+    free = _artifact(root, "qgat-c", {**default, "relation_source": "learned"}, 0.95)
+    free_better = _artifact(root, "qgat-d", {**default, "relation_source": "learned"}, 0.97)
+    # qgat-b scored higher but was trained with other settings: not the default row's model
+    assert bench.walk_model_dir(root, {}) == mine
+    # among models with the row's switch, the best on val
+    assert bench.walk_model_dir(root, {"relation_source": "learned"}) == free_better != free
+    with pytest.raises(SystemExit, match=r"model\.question_encoder=frozen.*data=pql3h"):
+        bench.walk_model_dir(root, {"question_encoder": "frozen"})
