@@ -205,6 +205,19 @@ def entity_features(embedder, kg: KnowledgeGraph) -> torch.Tensor:
     return torch.from_numpy(np.asarray(vecs, dtype=np.float32))
 
 
+def transe_relations(model, art: GraphArtifacts) -> torch.Tensor | None:
+    """TransE's SCOS-merged e_r ``[R, d_r]`` for a model's ``set_graph`` (``None`` when there
+    are none); one line naming the fix when ``model.relation_source=fixed`` needs them."""
+    if art.relation_embeddings is None:
+        if model.hparams.relation_source == "fixed":
+            raise ValueError(
+                "model.relation_source=fixed needs TransE embeddings: run experiment=train_transe "
+                "first (or model.relation_source=learned)"
+            )
+        return None
+    return torch.from_numpy(art.relation_embeddings)
+
+
 def prepare_gat(cfg: DictConfig, datamodule, embedder) -> tuple[GraphArtifacts, dict]:
     """The GAT's graph and constructor sizes: (artifacts, model kwargs)."""
     art = load_graph_artifacts(cfg, datamodule, need_gat=False)
@@ -215,9 +228,7 @@ def prepare_gat(cfg: DictConfig, datamodule, embedder) -> tuple[GraphArtifacts, 
 def attach_gat_graph(model, art: GraphArtifacts, embedder) -> torch.Tensor:
     """``model.set_graph`` with node features, TransE relation embeddings and the encoder."""
     feats = entity_features(embedder, art.kg)
-    rel = None if art.relation_embeddings is None else torch.from_numpy(art.relation_embeddings)
-    if model.hparams.relation_source == "fixed" and rel is None:
-        raise ValueError("model.relation_source=fixed needs TransE embeddings: run model=transe")
+    rel = transe_relations(model, art)
 
     def query_encoder(texts: list[str]) -> torch.Tensor:
         return torch.from_numpy(np.asarray(embedder.encode(texts, kind="query"), np.float32))
@@ -274,12 +285,7 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
     from lokg.taimr.learned import relation_names
 
     feats = entity_features(embedder, art.kg)
-    rel = None if art.relation_embeddings is None else torch.from_numpy(art.relation_embeddings)
-    if model.hparams.relation_source == "fixed" and rel is None:
-        raise ValueError(
-            "model.relation_source=fixed needs TransE embeddings: run experiment=train_transe "
-            "first (or model.relation_source=learned)"
-        )
+    rel = transe_relations(model, art)
     names = torch.from_numpy(relation_names(art.kg, embedder)) if model.hparams.name_dim else None
     cache: dict[str, np.ndarray] = {}
 

@@ -15,7 +15,9 @@ field of the 2-layer GAT is truncated to that subgraph (as with neighbour sampli
 
 Validation: ``val/paths_recall`` = fraction of val questions whose gold answer ends one of
 the ``k_top`` best paths by S_topo (Eq. (16), with mu) inside the question's subgraph,
-``val/hits@1`` = the same for the single best path, and ``val/loss``.
+``val/hits@1`` = the same for the single best path, and ``val/loss``; a val question whose
+topic entity is not in the graph counts as missed.  Under ``trainer=ddp`` the metrics are
+question-weighted means all-reduced across processes (:mod:`lokg.models.ddp`).
 
 Inputs that come from other stages are given through :meth:`GATModule.set_graph` before
 ``fit`` (train.py does it): the graph, the node features (sentence encoder over entity
@@ -34,9 +36,11 @@ import numpy as np
 import pytorch_lightning as pl
 import torch
 from torch import Tensor, nn
+from torchmetrics import MeanMetric
 
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.components.rel_gat_conv import RelGAT
+from lokg.models.ddp import nothing_to_learn
 from lokg.taimr.info_gain import node_information_gain
 from lokg.taimr.subgraph import question_subgraph
 from lokg.typing import Question
@@ -114,6 +118,8 @@ class GATModule(pl.LightningModule):
         self.register_buffer("node_features", torch.zeros(0, node_dim), persistent=False)
         self.query_encoder: Callable[[list[str]], Tensor] | None = None
         self._mu: np.ndarray | None = None
+        # question-weighted means over the epoch, all-reduced across DDP processes
+        self.val_loss, self.val_hits, self.val_recall = MeanMetric(), MeanMetric(), MeanMetric()
 
     # ------------------------------------------------------------------ wiring
     def set_graph(
@@ -225,7 +231,7 @@ class GATModule(pl.LightningModule):
     def training_step(self, questions: Sequence[Question], batch_idx: int) -> Tensor | None:
         batch = self._batch(questions)
         if batch is None:
-            return None
+            return nothing_to_learn(self)
         _, alpha = self(batch, questions)
         loss = self._loss(alpha, batch["positive"])
         self.log("train/loss", loss, batch_size=len(questions), prog_bar=True)
@@ -233,17 +239,22 @@ class GATModule(pl.LightningModule):
 
     def validation_step(self, questions: Sequence[Question], batch_idx: int) -> None:
         batch = self._batch(questions)
-        if batch is None:
-            return
-        _, alpha = self(batch, questions)
-        self.log("val/loss", self._loss(alpha, batch["positive"]), batch_size=len(questions))
-        recall, hits = self._paths_recall(batch, alpha.mean(dim=1))
-        self.log("val/paths_recall", recall, batch_size=len(questions), prog_bar=True)
-        self.log("val/hits@1", hits, batch_size=len(questions))
+        if batch is not None:
+            _, alpha = self(batch, questions)
+            found, top1 = self._paths_recall(batch, alpha.mean(dim=1))
+            n = len(questions)  # a question without its topic in the graph counts as missed
+            self.val_loss.update(self._loss(alpha, batch["positive"]).detach(), weight=n)
+            self.val_recall.update(found / n, weight=n)
+            self.val_hits.update(top1 / n, weight=n)
+        # logged every step, scored or not: under DDP every process must hold each metric when
+        # they are all-reduced at the epoch's end (lokg.models.ddp)
+        self.log("val/loss", self.val_loss, on_step=False, on_epoch=True)
+        self.log("val/paths_recall", self.val_recall, on_step=False, on_epoch=True, prog_bar=True)
+        self.log("val/hits@1", self.val_hits, on_step=False, on_epoch=True)
 
-    def _paths_recall(self, batch: dict, alpha: Tensor) -> tuple[float, float]:
-        """Shares of questions whose answer ends one of the k_top best S_topo paths, and
-        the best one (a GAT-only Hits@1: no relation linking, no S_sem)."""
+    def _paths_recall(self, batch: dict, alpha: Tensor) -> tuple[int, int]:
+        """Questions whose answer ends one of the k_top best S_topo paths, and those whose
+        best path ends at an answer (a GAT-only Hits@1: no relation linking, no S_sem)."""
         assert self._mu is not None
         hp = self.hparams
         ei = batch["edge_index"].cpu().numpy()
@@ -268,8 +279,7 @@ class GATModule(pl.LightningModule):
             ends.sort(key=lambda x: -x[0])
             found += bool(answers & {v for _, v in ends[: hp.k_top]})
             top1 += bool(ends) and ends[0][1] in answers
-        n = max(len(batch["topics"]), 1)
-        return found / n, top1 / n
+        return found, top1
 
     def configure_optimizers(self):
         params = [p for p in self.parameters() if p.requires_grad]

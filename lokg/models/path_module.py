@@ -22,14 +22,9 @@ Validation logs ``val/loss``, ``val/hits@1`` (the best answer by beam search is 
 ``val/recall`` (a gold answer among the ``k_top`` best); checkpoints select on
 ``val/hits@1``.
 
-Several processes (``trainer=ddp``): each trains on its share of the questions (Lightning's
-``DistributedSampler``), gradients are all-reduced, and the validation metrics are
-all-reduced (question-weighted means, ``torchmetrics.MeanMetric``: Lightning's own
-``sync_dist`` mean divides an integer total of the batch sizes, wrong when processes saw
-different numbers) so every process selects the same best checkpoint.  Both collectives need
-every process to take part, so a batch with nothing to learn still runs backward under DDP
-(a zero loss over every trainable parameter; in one process it is skipped, as before) and
-every validation step logs the metrics, scored or not.
+Several processes (``trainer=ddp``): each trains on its share of the questions, gradients
+and the validation metrics are all-reduced, so every process selects the same best
+checkpoint; :mod:`lokg.models.ddp` says what that asks of the steps.
 """
 
 from __future__ import annotations
@@ -50,6 +45,7 @@ from lokg.models.components.path_gat import (
     relation_features,
     widen_to_step_relations,
 )
+from lokg.models.ddp import nothing_to_learn
 from lokg.taimr.walk import (
     WalkGraph,
     answer_graph,
@@ -485,11 +481,7 @@ class PathGATModule(pl.LightningModule):
     def training_step(self, questions: Sequence[Question], batch_idx: int) -> Tensor | None:
         items = [s for s in self._items(questions) if s.paths]
         if not items:
-            if self.trainer.world_size > 1:
-                # DDP all-reduces gradients in backward: every process must run it, and
-                # Lightning refuses ``None`` there (the other processes would wait forever)
-                return self._zero_loss()
-            return None
+            return nothing_to_learn(self)
         loss, _ = self._batch_loss(items)
         self.log("train/loss", loss, batch_size=len(items), prog_bar=True)
         return loss
@@ -517,12 +509,6 @@ class PathGATModule(pl.LightningModule):
         self.val_loss.update(loss.detach(), weight=n)
         self.val_hits.update(hits / n, weight=n)
         self.val_recall.update(recall / n, weight=n)
-
-    def _zero_loss(self) -> Tensor:
-        """``0`` with a (zero) gradient path to every trainable parameter, for a process whose
-        batch has nothing to learn under DDP (its reducer waits for every parameter's grad)."""
-        params = [p for p in self.parameters() if p.requires_grad]
-        return torch.stack([p.sum() for p in params]).sum() * 0.0
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx: int):
         # batches are lists of frozen Question records; tensors are built on the device
