@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import add_data_arguments, bench_root, compose, load_datamodule, split_questions
 from bench_retrieval import ROWS, measure_row, row_config
 
+from lokg.cli import report
 from lokg.data.restyle import (
     MAX_REVERSE_ANSWERS,
     PARAPHRASE_TEMPLATES,
@@ -153,4 +154,7 @@ def print_by_template(table: list[dict], template_of: dict[str, int], style: str
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except Exception as exc:  # a missing artifact is one line naming the command, a bug a traceback
+        report(exc)

@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import DATASETS, bench_root, compose, load_datamodule, split_questions
 
+from lokg.cli import report
 from lokg.evaluate import run
 from lokg.pipeline import LOKG
 from lokg.typing import Question
@@ -211,4 +212,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except Exception as exc:  # a missing artifact is one line naming the command, a bug a traceback
+        report(exc)

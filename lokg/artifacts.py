@@ -129,7 +129,8 @@ def load_graph_artifacts(
         if art.scos_dir is None:
             raise FileNotFoundError(
                 f"no SCOS artifacts for {datamodule.name} under {root}; run "
-                f"`python train.py model=transe data=...` first, or use scos=off"
+                f"`python train.py experiment=train_transe` with this run's data overrides first, or "
+                "use scos=off"
             )
         art.kg = SCOSResult.load(art.scos_dir / "scos").kg
         art.relation_embeddings = np.load(art.scos_dir / "relation_embeddings_merged.npy")
@@ -138,7 +139,8 @@ def load_graph_artifacts(
         if art.gat_dir is None:
             raise FileNotFoundError(
                 f"no GAT artifacts for {datamodule.name} under {root}; run "
-                f"`python train.py model=gat data=...` first, or use retriever.attention=uniform"
+                f"`python train.py experiment=train_gat` with this run's data overrides first, or use "
+                "retriever.attention=uniform"
             )
         meta = json.loads((art.gat_dir / "gat.json").read_text(encoding="utf-8"))
         if meta["kg_fingerprint"] != art.kg.fingerprint():
