@@ -128,9 +128,8 @@ def load_graph_artifacts(
         art.scos_dir = resolve(root, "scos", scos_dir)
         if art.scos_dir is None:
             raise FileNotFoundError(
-                f"no SCOS artifacts for {datamodule.name} under {root}; run "
-                f"`python train.py experiment=train_transe` with this run's data overrides first, or "
-                "use scos=off"
+                f"no SCOS artifacts for {datamodule.name} under {root}; run `python train.py "
+                "experiment=train_transe` with this run's data overrides first, or use scos=off"
             )
         art.kg = SCOSResult.load(art.scos_dir / "scos").kg
         art.relation_embeddings = np.load(art.scos_dir / "relation_embeddings_merged.npy")
@@ -138,8 +137,8 @@ def load_graph_artifacts(
         art.gat_dir = resolve(root, "gat", gat_dir)
         if art.gat_dir is None:
             raise FileNotFoundError(
-                f"no GAT artifacts for {datamodule.name} under {root}; run "
-                f"`python train.py experiment=train_gat` with this run's data overrides first, or use "
+                f"no GAT artifacts for {datamodule.name} under {root}; run `python train.py "
+                "experiment=train_gat` with this run's data overrides first, or use "
                 "retriever.attention=uniform"
             )
         meta = json.loads((art.gat_dir / "gat.json").read_text(encoding="utf-8"))

@@ -20,7 +20,9 @@ graph, batched as a disjoint union.
 
 Validation logs ``val/loss``, ``val/hits@1`` (the best answer by beam search is gold) and
 ``val/recall`` (a gold answer among the ``k_top`` best); checkpoints select on
-``val/hits@1``.
+``val/hits@1``.  Each validation epoch also logs the per-question table ``val/questions``
+(:class:`ValidationRow`: question, gold, predicted, hit, recall) to the loggers that take
+tables (``logger=wandb``).
 
 Several processes (``trainer=ddp``): each trains on its share of the questions, gradients
 and the validation metrics are all-reduced, so every process selects the same best
@@ -30,7 +32,7 @@ checkpoint; :mod:`lokg.models.ddp` says what that asks of the steps.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pytorch_lightning as pl
@@ -59,10 +61,27 @@ from lokg.taimr.walk import (
 )
 from lokg.typing import Question
 
-__all__ = ["PathGATModule", "SupervisedQuestion", "pad_tokens", "rank_answers"]
+__all__ = ["PathGATModule", "SupervisedQuestion", "ValidationRow", "pad_tokens", "rank_answers"]
 
 RELATION_SOURCES = ("fixed", "learned", "none")
 QUESTION_ENCODERS = ("frozen", "finetune")
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    """One val question of the per-question table (``val/questions``) that every validation
+    epoch logs to the loggers that take tables (W&B)."""
+
+    id: str
+    question: str
+    gold: str  # the gold answers, "; "-joined
+    predicted: str  # the walk's best answer ("" when it ranks none)
+    hit: bool  # the best answer is gold (what val/hits@1 averages)
+    recall: bool  # a gold answer is among the k_top best (what val/recall averages)
+    supervised: bool  # the question has a path to learn (topic and answer in the graph)
+
+
+VALIDATION_COLUMNS = tuple(f.name for f in fields(ValidationRow))
 
 
 @dataclass(frozen=True)
@@ -205,6 +224,7 @@ class PathGATModule(pl.LightningModule):
         self.token_encoder: Callable[[list[str]], list[Tensor]] | None = None
         self.question_lm: nn.Module | None = None
         self._supervised: dict[str, SupervisedQuestion] = {}
+        self._val_rows: list[ValidationRow] = []  # this epoch's (on_validation_epoch_end)
         # question-weighted means over the epoch, all-reduced across DDP processes
         self.val_loss, self.val_hits, self.val_recall = MeanMetric(), MeanMetric(), MeanMetric()
 
@@ -486,10 +506,19 @@ class PathGATModule(pl.LightningModule):
         self.log("train/loss", loss, batch_size=len(items), prog_bar=True)
         return loss
 
+    def on_validation_epoch_start(self) -> None:
+        self._val_rows = []
+
     def validation_step(self, questions: Sequence[Question], batch_idx: int) -> None:
         items = self._items(questions)
         if items:
             self._score_validation(questions, items)
+        scored = {s.question.id for s in items}
+        self._val_rows += [
+            ValidationRow(q.id, q.text, "; ".join(q.answers), "", False, False, False)
+            for q in questions
+            if q.id not in scored
+        ]
         # logged every step, scored or not: under DDP every process must hold each metric when
         # they are all-reduced at the epoch's end
         self.log("val/loss", self.val_loss, on_step=False, on_epoch=True)
@@ -501,14 +530,43 @@ class PathGATModule(pl.LightningModule):
     ) -> None:
         """Add the batch's loss, hits@1 and recall, each weighted by its ``len(questions)``."""
         loss, orders = self._batch_loss(items, rank=True)
-        hits = recall = 0
+        label = self.kg.entities.label
+        rows = []
         for s, order in zip(items, orders, strict=True):
-            hits += bool(order) and order[0] in s.answers
-            recall += bool(s.answers & set(order[: self.hparams.k_top]))
+            q = s.question
+            rows.append(
+                ValidationRow(
+                    q.id, q.text, "; ".join(q.answers), label(order[0]) if order else "",
+                    bool(order) and order[0] in s.answers,
+                    bool(s.answers & set(order[: self.hparams.k_top])), bool(s.paths),
+                )
+            )  # fmt: skip
         n = len(questions)
         self.val_loss.update(loss.detach(), weight=n)
-        self.val_hits.update(hits / n, weight=n)
-        self.val_recall.update(recall / n, weight=n)
+        self.val_hits.update(sum(r.hit for r in rows) / n, weight=n)
+        self.val_recall.update(sum(r.recall for r in rows) / n, weight=n)
+        self._val_rows += rows
+
+    def on_validation_epoch_end(self) -> None:
+        """Log the epoch's per-question table (:class:`ValidationRow`, sorted by id) to every
+        logger that takes tables; under DDP rank 0 logs every process's rows."""
+        rows, self._val_rows = self._val_rows, []
+        if self.trainer.sanity_checking:
+            return
+        if self.trainer.world_size > 1:  # every rank joins the gather
+            parts: list[list[ValidationRow]] = [[] for _ in range(self.trainer.world_size)]
+            torch.distributed.all_gather_object(parts, rows)
+            rows = [r for part in parts for r in part]
+        loggers = [lg for lg in self.loggers if hasattr(lg, "log_table")]
+        if not loggers or not self.trainer.is_global_zero:
+            return
+        rows.sort(key=lambda r: r.id)
+        data = [[getattr(r, c) for c in VALIDATION_COLUMNS] for r in rows]
+        for lg in loggers:
+            lg.log_table(
+                key="val/questions", columns=list(VALIDATION_COLUMNS), data=data,
+                step=self.global_step,
+            )  # fmt: skip
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx: int):
         # batches are lists of frozen Question records; tensors are built on the device

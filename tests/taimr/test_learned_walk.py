@@ -8,7 +8,10 @@ import math
 
 import numpy as np
 import pytest
+import pytorch_lightning as pl
 import torch
+from pytorch_lightning.loggers import Logger
+from torch.utils.data import DataLoader
 
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.components.path_gat import (
@@ -742,3 +745,68 @@ def test_name_match_answers_with_a_relation_never_seen_in_training():
     plain = _module(kg, enc, normalization="vocabulary", graph_context=False)
     _fit(plain, train)
     assert _hits(plain, unseen) == 0.0
+
+
+class RecordingTableLogger(Logger):
+    """Test double: a Lightning logger that takes tables (as ``WandbLogger`` does) and keeps
+    every ``log_table`` call."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables: list[tuple[str, list[str], list[list], int | None]] = []
+
+    @property
+    def name(self) -> str:
+        return "recording"
+
+    @property
+    def version(self) -> int:
+        return 0
+
+    def log_hyperparams(self, params, *args, **kwargs) -> None:
+        pass
+
+    def log_metrics(self, metrics, step=None) -> None:
+        pass
+
+    def log_table(self, key, columns=None, data=None, step=None) -> None:
+        self.tables.append((key, columns, data, step))
+
+
+def test_each_validation_epoch_logs_a_per_question_table():
+    """``val/questions``: one row per val question (question, gold, predicted, hit, recall,
+    supervised), sorted by id, at every validation epoch; a question whose topic is not in the
+    graph is a row too (missed, unsupervised), and the hit column averages to val/hits@1."""
+    enc = KeywordEncoder(model_id="test/keywords")
+    kg, questions = _people(6)
+    lost = Question("qx", "nationality of nobody 's spouse ?", ("spain",), ("nobody",))
+    val = [*questions[:4], lost]
+    m = _module(kg, enc)
+    logger = RecordingTableLogger()
+    trainer = pl.Trainer(
+        max_epochs=2, logger=logger, accelerator="cpu", num_sanity_val_steps=0,
+        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+    )  # fmt: skip
+    trainer.fit(
+        m,
+        DataLoader(questions, batch_size=4, collate_fn=list),
+        DataLoader(val, batch_size=4, collate_fn=list),
+    )
+    assert [t[0] for t in logger.tables] == ["val/questions", "val/questions"]
+    _, columns, data, step = logger.tables[-1]
+    assert columns == ["id", "question", "gold", "predicted", "hit", "recall", "supervised"]
+    assert step == trainer.global_step
+    rows = [dict(zip(columns, r, strict=True)) for r in data]
+    assert [r["id"] for r in rows] == sorted(q.id for q in val)
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["qx"] == {
+        "id": "qx", "question": lost.text, "gold": "spain", "predicted": "", "hit": False,
+        "recall": False, "supervised": False,
+    }  # fmt: skip
+    for q in questions[:4]:
+        r = by_id[q.id]
+        assert r["gold"] == q.answers[0] and r["supervised"]
+        assert kg.entities.get(r["predicted"]) is not None  # an entity the walk reached
+        assert r["hit"] == (r["predicted"] == r["gold"])
+    hits = sum(r["hit"] for r in rows) / len(rows)
+    assert trainer.callback_metrics["val/hits@1"].item() == pytest.approx(hits)
