@@ -23,6 +23,7 @@ import argparse
 import csv
 import io
 import json
+import logging
 import math
 import os
 import statistics
@@ -30,6 +31,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 SUMMARY_FILE = "summary.json"
 #: Ablation axis values (``full`` = all three modules).
@@ -134,30 +137,49 @@ def collect_summaries(
     budget: int | None = None,
     complete_only: bool = False,
     split: str | None = "test",
+    latest: bool = False,
 ) -> list[RunSummary]:
-    """Every ``summary.json`` under ``root``, sorted by path; duplicates of a seed are errors.
+    """Every ``summary.json`` under ``root``, sorted by path, one per seed.
 
     ``budget`` keeps the runs at that token budget (runs that did not record one are kept);
     ``complete_only`` drops runs limited to the first N questions of a split; ``split`` keeps
-    the runs on that split (tables report test; validation runs are for choosing).
+    the runs on that split (tables report test; validation runs are for choosing).  Two runs
+    of one (LLM, dataset, method, ablation, seed) are an error, unless ``latest``: then the
+    newest ``summary.json`` stands (a configuration re-run after its defaults changed gets a
+    new run key, and the older run is superseded), and one warning counts what was left out.
     """
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{root}: not a directory of evaluation runs")
-    runs = [read_run_summary(p) for p in sorted(root.rglob(SUMMARY_FILE))]
+    found = [(p, read_run_summary(p)) for p in sorted(root.rglob(SUMMARY_FILE))]
     if budget is not None:
-        runs = [r for r in runs if r.budget is None or r.budget == budget]
+        found = [(p, r) for p, r in found if r.budget is None or r.budget == budget]
     if complete_only:
-        runs = [r for r in runs if r.limit is None]
+        found = [(p, r) for p, r in found if r.limit is None]
     if split is not None:
-        runs = [r for r in runs if r.split == split]
-    seen: dict[tuple, int] = {}
-    for r in runs:
-        key = (r.llm, r.dataset, r.method, r.ablation, r.seed)
-        if key in seen:
-            raise ValueError(f"{root}: two runs for {key}; keep one run per seed")
-        seen[key] = 1
-    return runs
+        found = [(p, r) for p, r in found if r.split == split]
+    by_key: dict[tuple, list[tuple[Path, RunSummary]]] = {}
+    for p, r in found:
+        by_key.setdefault((r.llm, r.dataset, r.method, r.ablation, r.seed), []).append((p, r))
+    several = {k: v for k, v in by_key.items() if len(v) > 1}
+    if several and not latest:
+        key, dup = next(iter(several.items()))
+        raise ValueError(
+            f"{root}: two runs for {key} ({dup[0][0].parent.name}, {dup[1][0].parent.name}); "
+            "keep one run per seed, or take the newest (--latest)"
+        )
+    if several:
+        log.warning(
+            "%s: %d (llm, dataset, method, ablation, seed) have several runs; the newest of each "
+            "stands, %d older left out",
+            root, len(several), sum(len(v) - 1 for v in several.values()),
+        )  # fmt: skip
+    newest = {k: max(v, key=lambda pr: pr[0].stat().st_mtime_ns)[0] for k, v in several.items()}
+    return [
+        r
+        for p, r in found
+        if (k := (r.llm, r.dataset, r.method, r.ablation, r.seed)) not in newest or newest[k] == p
+    ]
 
 
 @dataclass(frozen=True)
@@ -345,9 +367,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--method", default=OURS, help=f"method whose ablations Tables 6-7 show ({OURS!r})"
     )
+    parser.add_argument(
+        "--latest",
+        action="store_true",
+        help="several runs of one seed (a configuration re-run after its defaults changed): "
+        "the newest stands (default: an error)",
+    )
     args = parser.parse_args(argv)
     try:
-        runs = collect_summaries(args.runs_dir, args.budget, not args.include_partial, args.split)
+        runs = collect_summaries(
+            args.runs_dir, args.budget, not args.include_partial, args.split, args.latest
+        )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

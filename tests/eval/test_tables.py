@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 
 import pytest
 
@@ -114,6 +115,26 @@ def test_duplicate_seed_and_bad_summary_are_errors(tmp_path):
     (tmp_path / "c" / "summary.json").write_text("{}")
     with pytest.raises(ValueError, match=r"c/summary\.json: expected a run summary"):
         collect_summaries(tmp_path / "c")
+
+
+def test_latest_keeps_the_newest_run_of_a_seed(tmp_path, capsys, caplog):
+    """A configuration re-run after its defaults changed gets a new run directory: with
+    ``--latest`` the newest summary stands and the older one is counted as left out."""
+    old = write_run_summary(tmp_path / "old", run(1, 0.5, 0.5, 100))
+    new = write_run_summary(tmp_path / "new", run(1, 0.9, 0.5, 100))
+    os.utime(old, (1_000_000, 1_000_000))
+    os.utime(new, (2_000_000, 2_000_000))
+    with caplog.at_level("WARNING", logger="lokg.eval.tables"):
+        (kept,) = collect_summaries(tmp_path, latest=True)
+    assert kept.metrics["hits@1"] == 0.9
+    assert "1 (llm, dataset, method, ablation, seed) have several runs" in caplog.text
+    assert "1 older left out" in caplog.text
+    # the CLI refuses duplicates unless asked, naming both runs and the flag
+    assert main([str(tmp_path), "--table", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "two runs for" in err and "new" in err and "old" in err and "--latest" in err
+    assert main([str(tmp_path), "--table", "5", "--latest"]) == 0
+    assert "0.900" in capsys.readouterr().out
 
 
 def test_unknown_ablation_lists_the_choices():
