@@ -35,7 +35,6 @@ question retrieved twice, the second timed).  Choose on ``--split val``; report
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -43,12 +42,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import DATASETS, bench_root, compose, load_datamodule, split_questions
 
+from lokg.artifacts import walk_models
 from lokg.cli import report
 from lokg.evaluate import run
 from lokg.pipeline import LOKG
@@ -81,26 +81,12 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
 }
 
 
-def default_model_config() -> dict:
-    """``model=qgat`` as ``experiment=train_qgat`` composes it (resolved)."""
-    from lokg.config import compose_config
-
-    model = compose_config("train", ["experiment=train_qgat"], bench_root()).model
-    return OmegaConf.to_container(model, resolve=True)
-
-
 def walk_model_dir(dataset_dir: Path, change: dict) -> Path:
     """The dataset's ``qgat-*`` artifact with the best recorded ``val/hits@1`` among those
     trained with the default ``model`` config (every key of ``configs/model/qgat.yaml``:
     architecture and training settings alike) with ``change`` applied, so a model trained
     under older settings never stands for a row (selection on validation only)."""
-    want = {**default_model_config(), **change}
-    found = []
-    for d in dataset_dir.glob("qgat-*"):
-        meta = json.loads((d / "qgat.json").read_text(encoding="utf-8"))
-        trained = OmegaConf.to_container(OmegaConf.load(d / "config.yaml").model, resolve=True)
-        if all(trained.get(k) == v for k, v in want.items()):
-            found.append((meta.get("best_value") or 0.0, d.name, d))
+    found = walk_models(dataset_dir, change)
     if not found:
         flags = " ".join(f"model.{k}={str(v).lower()}" for k, v in change.items())
         raise SystemExit(
@@ -108,7 +94,7 @@ def walk_model_dir(dataset_dir: Path, change: dict) -> Path:
             f"{flags} under {dataset_dir}; run `python train.py experiment=train_qgat "
             f"data={dataset_dir.name.split('-')[0]} {flags}`"
         )
-    return max(found)[2]
+    return found[0]
 
 
 def row_config(

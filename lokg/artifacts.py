@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,10 @@ from omegaconf import DictConfig, OmegaConf
 from lokg.kg.graph import KnowledgeGraph
 
 KINDS = ("scos", "gat", "qgat")
+#: the walk model's default settings (``model=qgat``), beside the package as the configs are
+QGAT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "model" / "qgat.yaml"
+
+log = logging.getLogger(__name__)
 
 
 def config_key(*nodes: Any) -> str:
@@ -67,6 +72,53 @@ def latest(root: Path, kind: str) -> Path | None:
             f"{pointer} points to {directory.name}, which does not exist; re-run train.py"
         )
     return directory
+
+
+def default_walk_settings() -> dict:
+    """``configs/model/qgat.yaml``'s ``model`` keys, less those interpolated from other
+    groups (``node_dim`` and ``name_dim`` follow the embedder)."""
+    raw = OmegaConf.to_container(OmegaConf.load(QGAT_CONFIG).model, resolve=False)
+    return {k: v for k, v in raw.items() if not (isinstance(v, str) and "${" in v)}
+
+
+def walk_models(
+    root: Path, change: dict | None = None, fingerprint: str | None = None
+) -> list[Path]:
+    """``root``'s ``qgat-*`` artifacts trained with the default walk settings
+    (:func:`default_walk_settings`, training settings included) with ``change`` applied (and,
+    given a ``fingerprint``, on that graph), the best recorded ``val/hits@1`` first, then the
+    newest."""
+    want = {**default_walk_settings(), **(change or {})}
+    found = []
+    for d in Path(root).glob("qgat-*"):
+        cfg_path, meta_path = d / "config.yaml", d / "qgat.json"
+        if not (cfg_path.is_file() and meta_path.is_file()):
+            continue
+        model = OmegaConf.load(cfg_path).get("model")
+        trained = {} if model is None else OmegaConf.to_container(model, resolve=True)
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if fingerprint is not None and meta.get("kg_fingerprint") != fingerprint:
+            continue
+        if all(trained.get(k) == v for k, v in want.items()):
+            found.append((meta.get("best_value") or 0.0, meta_path.stat().st_mtime_ns, d))
+    return [d for *_, d in sorted(found, reverse=True)]
+
+
+def default_walk_model(root: Path, fingerprint: str | None = None) -> Path | None:
+    """The walk model ``retriever=learned`` uses without ``retriever.model_dir``: the best
+    on val among those trained with the default settings (so a model trained for an ablation
+    never stands in for the default), else the latest trained, with a warning."""
+    matching = walk_models(root, fingerprint=fingerprint)
+    if matching:
+        return matching[0]
+    fallback = latest(root, "qgat")
+    if fallback is not None:
+        log.warning(
+            "no walk model under %s was trained with the default settings (%s); using the "
+            "latest trained, %s",
+            root, QGAT_CONFIG.name, fallback.name,
+        )  # fmt: skip
+    return fallback
 
 
 def resolve(root: Path, kind: str, explicit: str | None) -> Path | None:
@@ -150,7 +202,11 @@ def load_graph_artifacts(
             )
         art.edge_log_alpha = np.load(art.gat_dir / "edge_log_alpha.npy")
     if need_walk:
-        art.walk_dir = resolve(root, "qgat", walk_dir)
+        art.walk_dir = (
+            resolve(root, "qgat", walk_dir)
+            if walk_dir
+            else default_walk_model(root, art.kg.fingerprint())
+        )
         if art.walk_dir is None:
             raise FileNotFoundError(
                 f"no trained walk model for {datamodule.name} under {root}; run "
@@ -164,4 +220,5 @@ def load_graph_artifacts(
                 f"{meta['kg_fingerprint']}, this one {art.kg.fingerprint()}); retrain "
                 "experiment=train_qgat with the same scos setting"
             )
+        log.info("walk model: %s", art.walk_dir)
     return art

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from lokg.artifacts import default_walk_model, default_walk_settings
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
@@ -34,9 +36,8 @@ def _artifact(root: Path, name: str, model: dict, best: float) -> Path:
     return d
 
 
-def test_rows_use_the_default_training_config_with_their_switch(bench, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    default = bench.default_model_config()
+def test_rows_use_the_default_training_config_with_their_switch(bench, tmp_path):
+    default = default_walk_settings()
     root = tmp_path / "pql3h-0123"
     mine = _artifact(root, "qgat-a", default, 0.90)
     _artifact(root, "qgat-b", {**default, "min_steps": default["min_steps"] * 2}, 1.00)
@@ -48,3 +49,21 @@ def test_rows_use_the_default_training_config_with_their_switch(bench, tmp_path,
     assert bench.walk_model_dir(root, {"relation_source": "learned"}) == free_better != free
     with pytest.raises(SystemExit, match=r"model\.question_encoder=frozen.*data=pql3h"):
         bench.walk_model_dir(root, {"question_encoder": "frozen"})
+
+
+def test_retriever_learned_uses_the_default_settings_model_not_the_latest(tmp_path, caplog):
+    """``retriever=learned`` without ``retriever.model_dir`` (evaluate.py's default): a model
+    trained for an ablation after the default one does not stand in for it; with no model of
+    the default settings, the latest stands, with a warning naming it."""
+    default = default_walk_settings()
+    root = tmp_path / "pql3h-0123"
+    mine = _artifact(root, "qgat-a", default, 0.90)
+    ablation = _artifact(root, "qgat-b", {**default, "normalization": "node"}, 0.99)
+    (root / "qgat.latest").write_text(ablation.name)  # trained last
+    assert default_walk_model(root) == mine
+    other = tmp_path / "pql2h-0456"
+    only = _artifact(other, "qgat-c", {**default, "name_match": False}, 0.5)
+    (other / "qgat.latest").write_text(only.name)
+    with caplog.at_level("WARNING", logger="lokg.artifacts"):
+        assert default_walk_model(other) == only
+    assert "trained with the default settings" in caplog.text and "qgat-c" in caplog.text
