@@ -158,6 +158,20 @@ class GraphArtifacts:
     walk_dir: Path | None = None
 
 
+def unmerged_transe_relations(
+    root: Path, kg: KnowledgeGraph, scos_dir: str | None = None
+) -> np.ndarray | None:
+    """TransE's e_r ``[R0, d]`` of ``kg``'s own relations, before any merge, for ``scos=off``:
+    "w/o SCOS" removes the merging, not TransE (the walk model and the GAT still read e_r).
+    From the given or latest SCOS artifact of the dataset (its TransE was trained on this
+    graph); ``None`` when there is none or its relation count differs."""
+    found = resolve(root, "scos", scos_dir)
+    if found is None or not (found / "relation_embeddings.npy").is_file():
+        return None
+    embeddings = np.load(found / "relation_embeddings.npy")
+    return embeddings if len(embeddings) == kg.num_relations else None
+
+
 def load_graph_artifacts(
     cfg: DictConfig,
     datamodule,
@@ -169,7 +183,8 @@ def load_graph_artifacts(
 ) -> GraphArtifacts:
     """The graph after SCOS and, when ``need_gat``, the trained GAT's attention.
 
-    With ``scos=off`` the original graph is used. Otherwise the given or latest SCOS artifact
+    With ``scos=off`` the original graph is used, with TransE's unmerged e_r when the dataset
+    has them (:func:`unmerged_transe_relations`). Otherwise the given or latest SCOS artifact
     of the dataset is required (a one-line error says to run ``train.py model=transe``).
     """
     from lokg.scos import SCOSResult
@@ -185,6 +200,8 @@ def load_graph_artifacts(
             )
         art.kg = SCOSResult.load(art.scos_dir / "scos").kg
         art.relation_embeddings = np.load(art.scos_dir / "relation_embeddings_merged.npy")
+    else:
+        art.relation_embeddings = unmerged_transe_relations(root, art.kg, scos_dir)
     if need_gat:
         art.gat_dir = resolve(root, "gat", gat_dir)
         if art.gat_dir is None:

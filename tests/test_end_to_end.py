@@ -84,6 +84,25 @@ def test_each_ablation_runs_in_each_configuration(trained, experiment, ablation)
         assert [d.split(":")[0] for d in summary["departures"]] == ["embedder.model_id"]
 
 
+def test_without_scos_the_walk_still_reads_transe_unmerged_relations(trained):
+    """ "w/o SCOS" removes the merging, not TransE: with scos=off the graph keeps R0 and e_r
+    are TransE's own, row for row (before: none, so the walk model could not be trained)."""
+    import hydra
+    import numpy as np
+
+    from lokg.artifacts import load_graph_artifacts
+
+    root, transe, _ = trained
+    cfg = compose_config("evaluate", ["ablation=no_scos", "llm=extractive"], root)
+    dm = hydra.utils.instantiate(cfg.data)
+    dm.prepare_data()
+    dm.setup("test")
+    art = load_graph_artifacts(cfg, dm, need_gat=False)
+    assert art.scos_dir is None and art.kg.num_relations == dm.kg.num_relations
+    expected = np.load(transe["scos_dir"] / "relation_embeddings.npy")
+    np.testing.assert_array_equal(art.relation_embeddings, expected)
+
+
 def test_wandb_offline_logging_with_per_question_table(trained, monkeypatch):
     root, _, _ = trained
     monkeypatch.setenv("WANDB_MODE", "offline")
