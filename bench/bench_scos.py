@@ -32,8 +32,11 @@ import itertools
 import math
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/_data as in the other benches
 
 from lokg.data.synthetic import make_synthetic_kg
 from lokg.kg.graph import KnowledgeGraph
@@ -197,7 +200,8 @@ def _signals_line(kg: KnowledgeGraph, a: int, b: int, module, result: SCOSResult
 
 
 def planted(args: argparse.Namespace) -> None:
-    from bench._data import compose, load_datamodule
+    from _data import compose, load_datamodule
+
     from lokg.data.synthetic import plant_synonyms
     from lokg.scos.entity_types import resolve_entity_types
 
@@ -268,6 +272,138 @@ def planted(args: argparse.Namespace) -> None:
     print(f"planted_min precision={worst_p:.3f} recall={worst_r:.3f}")
 
 
+#: end2end configurations: (row label, KB, scos config group, evaluate overrides)
+END2END_ROWS = (
+    ("unmodified", "unmodified", "lokg", []),
+    ("planted, w/o SCOS", "planted", "off", ["ablation=no_scos"]),
+    ("planted, SCOS (paper theta 0.75)", "planted", "default", ["scos=default"]),
+    ("planted, SCOS (ours, theta 0.64)", "planted", "lokg", []),
+)
+
+
+def end2end(args: argparse.Namespace) -> None:
+    """The planted KB as a user's KG through the whole pipeline, with and without SCOS."""
+    import shutil
+
+    from _data import compose, load_datamodule
+
+    from lokg.config import compose_config
+    from lokg.data.synthetic import plant_synonyms
+    from lokg.evaluate import run as evaluate
+    from lokg.kg.io import write_triples
+    from lokg.train import run as train
+
+    quiet = ["trainer.enable_progress_bar=false", "~logger", f"seed={args.seed}", *args.overrides]
+    worst = {"with": 1.0, "without": 1.0}
+    for data in args.data:
+        dm = load_datamodule(compose(data))
+        pk = plant_synonyms(dm.kg, args.k, args.min_triples, seed=args.seed, naming=args.naming)
+        root = Path(args.root).resolve() / f"{data}-seed{args.seed}-{args.naming}"
+        root.mkdir(parents=True, exist_ok=True)
+        splits = {}
+        for split in ("train", "val", "test"):  # the package's split, unchanged
+            splits[split] = root / f"questions_{split}.jsonl"
+            shutil.copy(dm.artifact_dir / f"questions_{split}.jsonl", splits[split])
+        for name, kg in (("unmodified", dm.kg), ("planted", pk.kg)):
+            if not (root / f"{name}.tsv").is_file():
+                write_triples(root / f"{name}.tsv", [kg.labeled(i) for i in range(kg.num_triples)])
+        name_of = pk.kg.relations.label
+        truth = {tuple(sorted((name_of(a), name_of(b)))) for a, b in pk.synonym_pairs.tolist()}
+        print(
+            f"== {data} + {args.k} planted ({args.naming} names, seed {args.seed}), "
+            f"split={args.split}, B={args.budget}, experiment=lokg, llm=extractive",
+            flush=True,
+        )
+        rows = []
+        for label, kb, scos, eval_over in END2END_ROWS:
+            data_over = [
+                "data=custom",
+                f"data.source.kg_path={root / f'{kb}.tsv'}",
+                f"data.source.name={data}_{kb}",
+                *(f"+data.source.split_paths.{s}={p}" for s, p in splits.items()),
+            ]
+            # TransE is trained once per KB (keyed by the KG); scos=off reads its unmerged e_r
+            transe_scos = "lokg" if scos == "off" else scos
+            t0 = time.perf_counter()
+            out = train(
+                compose_config(
+                    "train",
+                    ["experiment=train_transe", *data_over, f"scos={transe_scos}", *quiet],
+                    root,
+                )
+            )
+            result = SCOSResult.load(out["scos_dir"] / "scos")
+            train(
+                compose_config(
+                    "train", ["experiment=train_qgat", *data_over, f"scos={scos}", *quiet], root
+                )
+            )
+            t_train = time.perf_counter() - t0
+            ev = evaluate(
+                compose_config(
+                    "evaluate",
+                    [
+                        *data_over,
+                        "experiment=lokg",
+                        *eval_over,
+                        "llm=extractive",
+                        f"split={args.split}",
+                        f"budget={args.budget}",
+                        "~logger",
+                    ],
+                    root,
+                )
+            )
+            m = ev["metrics"]
+            # label pairs: the KB read back from its file numbers relations anew
+            found = set() if scos == "off" else _label_pairs(result)
+            rel = result.num_original if scos == "off" else result.num_compressed
+            rows.append((label, m, rel, len(found & truth), len(found - truth), t_train))
+        base = rows[0][1]
+        print(
+            "| configuration | |R| ITTC sees | planted merged | wrong merges | Hits@1 | coverage "
+            "| evidence tok/q | Hits@1 / unmodified | coverage / unmodified | train s |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for label, m, rel, good, bad, secs in rows:
+            merged = "-" if label.startswith("unmodified") or "w/o" in label else good
+            print(
+                f"| {label} | {rel} | {merged} | {bad} | {m['hits@1']:.3f} | "
+                f"{m['coverage']:.3f} | {m['evidence_tok/q']:.1f} | "
+                f"{_ratio(m['hits@1'], base['hits@1'])} | "
+                f"{_ratio(m['coverage'], base['coverage'])} | {secs:.0f} |"
+            )
+        with_scos, without = rows[3][1], rows[1][1]
+        for key, m in (("with", with_scos), ("without", without)):
+            worst[key] = min(
+                worst[key],
+                _share(m["hits@1"], base["hits@1"]),
+                _share(m["coverage"], base["coverage"]),
+            )
+        sys.stdout.flush()
+    print(
+        f"planted_end2end recovered_with_scos={worst['with']:.3f} "
+        f"recovered_without={worst['without']:.3f}"
+    )
+
+
+def _label_pairs(result: SCOSResult) -> set[tuple[str, str]]:
+    """Unordered pairs of original relation labels that SCOS put in one cluster."""
+    pairs = set()
+    for members in result.clusters().values():
+        m = sorted(members)
+        pairs |= {(a, b) for i, a in enumerate(m) for b in m[i + 1 :]}
+    return pairs
+
+
+def _share(value: float, base: float) -> float:
+    return value / base if base > 0 else 1.0
+
+
+def _ratio(value: float, base: float) -> str:
+    return f"{_share(value, base):.3f}"
+
+
 def timing(args: argparse.Namespace) -> None:
     rows = []
     for r in args.sizes:
@@ -304,11 +440,23 @@ def main() -> None:
         "--theta-grid", type=float, nargs="*", default=[], help="also print P/R at these theta_base"
     )
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. scos.theta_base=0.6")
+    e = sub.add_parser("end2end")
+    e.add_argument("--data", nargs="*", default=["pql2h"])
+    e.add_argument("--k", type=int, default=30, help="planted synonyms per KB")
+    e.add_argument("--min-triples", type=int, default=20)
+    e.add_argument("--seed", type=int, default=0, help="1 to choose settings, 0 to report")
+    e.add_argument("--naming", choices=("alias", "opaque"), default="opaque")
+    e.add_argument("--split", choices=("val", "test"), default="val")
+    e.add_argument("--budget", type=int, default=128)
+    e.add_argument("--root", default="logs/bench_scos_end2end", help="artifacts and results")
+    e.add_argument("overrides", nargs="*", help="Hydra overrides for training, e.g. debug=limit")
     args = parser.parse_args()
     if args.command == "timing":
         timing(args)
     elif args.command == "planted":
         planted(args)
+    elif args.command == "end2end":
+        end2end(args)
     else:
         quality(args)
 

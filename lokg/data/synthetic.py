@@ -69,15 +69,30 @@ class PlantedKG:
         return {(int(min(a, b)), int(max(a, b))) for a, b in self.synonym_pairs}
 
 
-def synonym_label(label: str, taken: set[str] | Vocabulary) -> str:
-    """A plausible new name for a synonym of relation ``label``, not already in ``taken``.
+#: how :func:`synonym_label` names a planted synonym
+NAMINGS = ("alias", "opaque")
 
-    The domain part of a Freebase-style name is kept and the property is renamed
-    (``people.person.nationality`` -> ``people.person.nationality_alias``), as a second
-    import of the same property under another name would look.
+
+def synonym_label(
+    label: str, taken: set[str] | Vocabulary, naming: str = "alias", index: int = 0
+) -> str:
+    """A new name for a synonym of relation ``label``, not already in ``taken``.
+
+    The domain part of a Freebase-style name is kept and the property is renamed:
+    ``alias`` appends to it (``people.person.nationality`` ->
+    ``people.person.nationality_alias``), as a second import of the same property would look;
+    ``opaque`` replaces it with a code (``people.person.property_7``), so nothing in the name
+    ties it to ``label`` and only the graph can (the stress test for SCOS: a walk that matches
+    question words to relation names cannot follow it by its name).
     """
+    if naming not in NAMINGS:
+        raise ValueError(f"synonym naming {naming!r}; expected one of {', '.join(NAMINGS)}")
+    domain = label.rsplit(".", 1)[0] + "." if "." in label else ""
     for i in range(1000):
-        name = f"{label}_alias" if i == 0 else f"{label}_alias{i + 1}"
+        if naming == "alias":
+            name = f"{label}_alias" if i == 0 else f"{label}_alias{i + 1}"
+        else:
+            name = f"{domain}property_{index}" if i == 0 else f"{domain}property_{index}_{i + 1}"
         if name not in taken:
             return name
     raise ValueError(f"no free synonym name for relation {label!r}")
@@ -89,13 +104,15 @@ def plant_synonyms(
     min_triples: int = 20,
     share: tuple[float, float] = (0.3, 0.7),
     seed: int = 0,
+    naming: str = "alias",
 ) -> PlantedKG:
     """Plant ``num_synonyms`` synonymous relations in a real graph.
 
     Picks ``num_synonyms`` relations with at least ``min_triples`` triples uniformly at
     random and moves a random share (uniform in ``share``) of each one's triples to a new
-    relation named by :func:`synonym_label`.  Entity ids, triple order and every other
-    relation are unchanged, so ``(base, synonym)`` is exactly what SCOS should merge.
+    relation named by :func:`synonym_label` (``naming``: ``alias`` or ``opaque``).  Entity
+    ids, triple order and every other relation are unchanged, so ``(base, synonym)`` is
+    exactly what SCOS should merge.
 
     Raises:
         ValueError: when fewer than ``num_synonyms`` relations have ``min_triples`` triples.
@@ -122,8 +139,8 @@ def plant_synonyms(
     triples[move, 1] = R0 + k[move]
     labels = list(kg.relations.labels)
     taken = set(labels)
-    for b in base.tolist():
-        name = synonym_label(labels[b], taken)
+    for slot, b in enumerate(base.tolist()):
+        name = synonym_label(labels[b], taken, naming, index=slot)
         taken.add(name)
         labels.append(name)
     planted = KnowledgeGraph(

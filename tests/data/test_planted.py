@@ -55,6 +55,19 @@ def test_synonym_label_keeps_the_domain_and_is_fresh():
     assert synonym_label("r", taken) == "r_alias2"
 
 
+def test_opaque_synonym_names_keep_only_the_domain():
+    label = "people.person.nationality"
+    assert synonym_label(label, set(), "opaque", index=7) == "people.person.property_7"
+    taken = {"people.person.property_7"}
+    assert synonym_label(label, taken, "opaque", index=7) == "people.person.property_7_2"
+    assert synonym_label("r", set(), "opaque", index=0) == "property_0"
+    with pytest.raises(ValueError, match="synonym naming 'random'; expected one of alias, opaque"):
+        synonym_label(label, set(), "random")
+    pk = plant_synonyms(_kg(), num_synonyms=2, min_triples=20, seed=3, naming="opaque")
+    R0 = _kg().num_relations
+    assert [pk.kg.relations.label(r) for r in (R0, R0 + 1)] == ["property_0", "property_1"]
+
+
 def test_triple_batches_cover_every_triple_once_per_epoch():
     triples = torch.arange(30).reshape(10, 3)
     batches = list(triple_batches(triples, 4, shuffle=True, seed=0))
