@@ -311,10 +311,10 @@ def end2end(args: argparse.Namespace) -> None:
         truth = {tuple(sorted((name_of(a), name_of(b)))) for a, b in pk.synonym_pairs.tolist()}
         print(
             f"== {data} + {args.k} planted ({args.naming} names, seed {args.seed}), "
-            f"split={args.split}, B={args.budget}, experiment=lokg, llm=extractive",
+            f"B={args.budget}, experiment=lokg, llm=extractive",
             flush=True,
         )
-        rows = []
+        rows: dict[str, list] = {split: [] for split in args.split}
         for label, kb, scos, eval_over in END2END_ROWS:
             data_over = [
                 "data=custom",
@@ -339,41 +339,30 @@ def end2end(args: argparse.Namespace) -> None:
                 )
             )
             t_train = time.perf_counter() - t0
-            ev = evaluate(
-                compose_config(
-                    "evaluate",
-                    [
-                        *data_over,
-                        "experiment=lokg",
-                        *eval_over,
-                        "llm=extractive",
-                        f"split={args.split}",
-                        f"budget={args.budget}",
-                        "~logger",
-                    ],
-                    root,
-                )
-            )
-            m = ev["metrics"]
             # label pairs: the KB read back from its file numbers relations anew
             found = set() if scos == "off" else _label_pairs(result)
             rel = result.num_original if scos == "off" else result.num_compressed
-            rows.append((label, m, rel, len(found & truth), len(found - truth), t_train))
-        base = rows[0][1]
-        print(
-            "| configuration | |R| ITTC sees | planted merged | wrong merges | Hits@1 | coverage "
-            "| evidence tok/q | Hits@1 / unmodified | coverage / unmodified | train s |"
-        )
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        for label, m, rel, good, bad, secs in rows:
-            merged = "-" if label.startswith("unmodified") or "w/o" in label else good
-            print(
-                f"| {label} | {rel} | {merged} | {bad} | {m['hits@1']:.3f} | "
-                f"{m['coverage']:.3f} | {m['evidence_tok/q']:.1f} | "
-                f"{_ratio(m['hits@1'], base['hits@1'])} | "
-                f"{_ratio(m['coverage'], base['coverage'])} | {secs:.0f} |"
-            )
-        with_scos, without = rows[3][1], rows[1][1]
+            for split in args.split:
+                ev = evaluate(
+                    compose_config(
+                        "evaluate",
+                        [
+                            *data_over,
+                            "experiment=lokg",
+                            *eval_over,
+                            "llm=extractive",
+                            f"split={split}",
+                            f"budget={args.budget}",
+                            "~logger",
+                        ],
+                        root,
+                    )
+                )
+                good, bad = len(found & truth), len(found - truth)
+                rows[split].append((label, ev["metrics"], rel, good, bad, t_train))
+        for split in args.split:
+            _end2end_table(data, split, rows[split])
+        base, without, with_scos = (rows[args.split[-1]][i][1] for i in (0, 1, 3))
         for key, m in (("with", with_scos), ("without", without)):
             worst[key] = min(
                 worst[key],
@@ -385,6 +374,24 @@ def end2end(args: argparse.Namespace) -> None:
         f"planted_end2end recovered_with_scos={worst['with']:.3f} "
         f"recovered_without={worst['without']:.3f}"
     )
+
+
+def _end2end_table(data: str, split: str, rows: list) -> None:
+    base = rows[0][1]
+    print(f"-- {data}, split={split} ({int(base['n'])} questions)")
+    print(
+        "| configuration | |R| ITTC sees | planted merged | wrong merges | Hits@1 | coverage "
+        "| evidence tok/q | Hits@1 / unmodified | coverage / unmodified | train s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for label, m, rel, good, bad, secs in rows:
+        merged = "-" if label.startswith("unmodified") or "w/o" in label else good
+        print(
+            f"| {label} | {rel} | {merged} | {bad} | {m['hits@1']:.3f} | "
+            f"{m['coverage']:.3f} | {m['evidence_tok/q']:.1f} | "
+            f"{_ratio(m['hits@1'], base['hits@1'])} | "
+            f"{_ratio(m['coverage'], base['coverage'])} | {secs:.0f} |"
+        )
 
 
 def _label_pairs(result: SCOSResult) -> set[tuple[str, str]]:
@@ -446,7 +453,9 @@ def main() -> None:
     e.add_argument("--min-triples", type=int, default=20)
     e.add_argument("--seed", type=int, default=0, help="1 to choose settings, 0 to report")
     e.add_argument("--naming", choices=("alias", "opaque"), default="opaque")
-    e.add_argument("--split", choices=("val", "test"), default="val")
+    e.add_argument(
+        "--split", nargs="+", choices=("val", "test"), default=["val"], help="the last: last line"
+    )
     e.add_argument("--budget", type=int, default=128)
     e.add_argument("--root", default="logs/bench_scos_end2end", help="artifacts and results")
     e.add_argument("overrides", nargs="*", help="Hydra overrides for training, e.g. debug=limit")
