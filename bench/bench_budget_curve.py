@@ -1,7 +1,8 @@
 """The headline curve: answer coverage and retriever-only Hits@1 against the token budget.
 
     python bench/bench_budget_curve.py --data pq3h --split val [--budgets 32 64 ... 4096]
-        [--methods paper lokg bfs bfs_out semantic kaping] [--limit N] [--csv out.csv]
+        [--methods paper lokg bfs bfs_out semantic kaping taimr_llmlingua oracle] [--limit N]
+        [--csv out.csv]
         [--variant NAME=OVERRIDE,OVERRIDE ...] [--plot-dir bench/figures]
 
 For every method and budget it runs ``evaluate.py``'s job (the package's dataset and split,
@@ -46,6 +47,10 @@ METHODS = {
     # KAPING's retrieval (Table 4: 1 hop, top-20 of a 200-triple pool) cut at B
     "kaping": ["retriever=kaping", "encoder=truncate", "method=KAPING-retrieval+truncate",
                "configuration=kaping"],
+    # Table 5's TAIMR+LLMLingua: TAIMR's candidates, naive text, LLMLingua to B, B enforced
+    "taimr_llmlingua": ["baseline=taimr_llmlingua"],
+    # the gold path's triples only, cut at B: the information-per-token ceiling (reference)
+    "oracle": ["baseline=oracle"],
 }  # fmt: skip
 #: methods that rank no answers (their Hits@1 is not reported)
 UNRANKED = ("bfs", "bfs_out")
