@@ -304,9 +304,8 @@ def end2end(args: argparse.Namespace) -> None:
         for split in ("train", "val", "test"):  # the package's split, unchanged
             splits[split] = root / f"questions_{split}.jsonl"
             shutil.copy(dm.artifact_dir / f"questions_{split}.jsonl", splits[split])
-        for name, kg in (("unmodified", dm.kg), ("planted", pk.kg)):
-            if not (root / f"{name}.tsv").is_file():
-                write_triples(root / f"{name}.tsv", [kg.labeled(i) for i in range(kg.num_triples)])
+        for name, kg in (("unmodified", dm.kg), ("planted", pk.kg)):  # artifacts: by content
+            write_triples(root / f"{name}.tsv", [kg.labeled(i) for i in range(kg.num_triples)])
         name_of = pk.kg.relations.label
         truth = {tuple(sorted((name_of(a), name_of(b)))) for a, b in pk.synonym_pairs.tolist()}
         print(

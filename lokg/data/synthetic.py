@@ -81,13 +81,16 @@ def synonym_label(
     The domain part of a Freebase-style name is kept and the property is renamed:
     ``alias`` appends to it (``people.person.nationality`` ->
     ``people.person.nationality_alias``), as a second import of the same property would look;
-    ``opaque`` replaces it with a code (``people.person.property_7``), so nothing in the name
+    ``opaque`` replaces it with a code (``people.person.property_7``;
+    ``__people__person__property_7`` in PathQuestion's spelling), so nothing in the name
     ties it to ``label`` and only the graph can (the stress test for SCOS: a walk that matches
     question words to relation names cannot follow it by its name).
     """
     if naming not in NAMINGS:
         raise ValueError(f"synonym naming {naming!r}; expected one of {', '.join(NAMINGS)}")
-    domain = label.rsplit(".", 1)[0] + "." if "." in label else ""
+    # the domain part in either spelling: "people.person." or PathQuestion's "__people__person__"
+    sep = "." if "." in label else "__"
+    domain = label[: label.rfind(sep) + len(sep)] if sep in label.strip("_") else ""
     for i in range(1000):
         if naming == "alias":
             name = f"{label}_alias" if i == 0 else f"{label}_alias{i + 1}"

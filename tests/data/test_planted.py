@@ -61,6 +61,9 @@ def test_opaque_synonym_names_keep_only_the_domain():
     taken = {"people.person.property_7"}
     assert synonym_label(label, taken, "opaque", index=7) == "people.person.property_7_2"
     assert synonym_label("r", set(), "opaque", index=0) == "property_0"
+    pq = "__people__person__nationality"  # PathQuestion's spelling keeps its domain too
+    assert synonym_label(pq, set(), "opaque", index=3) == "__people__person__property_3"
+    assert synonym_label("__gender", set(), "opaque", index=3) == "property_3"
     with pytest.raises(ValueError, match="synonym naming 'random'; expected one of alias, opaque"):
         synonym_label(label, set(), "random")
     pk = plant_synonyms(_kg(), num_synonyms=2, min_triples=20, seed=3, naming="opaque")
