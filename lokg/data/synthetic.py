@@ -108,6 +108,7 @@ def plant_synonyms(
     share: tuple[float, float] = (0.3, 0.7),
     seed: int = 0,
     naming: str = "alias",
+    protect: np.ndarray | None = None,
 ) -> PlantedKG:
     """Plant ``num_synonyms`` synonymous relations in a real graph.
 
@@ -115,7 +116,9 @@ def plant_synonyms(
     random and moves a random share (uniform in ``share``) of each one's triples to a new
     relation named by :func:`synonym_label` (``naming``: ``alias`` or ``opaque``).  Entity
     ids, triple order and every other relation are unchanged, so ``(base, synonym)`` is
-    exactly what SCOS should merge.
+    exactly what SCOS should merge.  ``protect`` (``[T]`` bool) marks triples that keep
+    their name whatever is drawn (e.g. the training questions' gold-path triples, so that a
+    retriever trained on those questions never meets the new name).
 
     Raises:
         ValueError: when fewer than ``num_synonyms`` relations have ``min_triples`` triples.
@@ -139,6 +142,12 @@ def plant_synonyms(
     triples = kg.triples_np.copy()
     k = syn_of_base[triples[:, 1]]  # [T] synonym slot of each triple's relation, or -1
     move = (k >= 0) & (rng.random(len(triples)) < shares[np.maximum(k, 0)])
+    if protect is not None:
+        if protect.shape != (len(triples),):
+            raise ValueError(
+                f"plant_synonyms: protect must be a [{len(triples)}] mask, got {protect.shape}"
+            )
+        move &= ~protect.astype(bool)
     triples[move, 1] = R0 + k[move]
     labels = list(kg.relations.labels)
     taken = set(labels)

@@ -44,6 +44,20 @@ def test_plant_synonyms_moves_a_share_of_each_chosen_relation():
     assert pk.kg.entities == kg.entities
 
 
+def test_protected_triples_keep_their_relation_and_the_draw_is_unchanged():
+    kg = _kg()
+    protect = np.zeros(kg.num_triples, dtype=bool)
+    protect[::2] = True
+    free = plant_synonyms(kg, num_synonyms=2, min_triples=20, seed=3)
+    kept = plant_synonyms(kg, num_synonyms=2, min_triples=20, seed=3, protect=protect)
+    old, a, b = kg.triples_np[:, 1], free.kg.triples_np[:, 1], kept.kg.triples_np[:, 1]
+    assert np.array_equal(b[protect], old[protect])
+    assert np.array_equal(b[~protect], a[~protect])  # same relations and shares drawn
+    assert (b != old).any()
+    with pytest.raises(ValueError, match=r"protect must be a \[\d+\] mask"):
+        plant_synonyms(kg, num_synonyms=2, min_triples=20, protect=protect[:3])
+
+
 def test_plant_synonyms_refuses_too_few_relations():
     with pytest.raises(ValueError, match="has 3 relations with >= 20 triples, fewer than"):
         plant_synonyms(_kg(), num_synonyms=4, min_triples=20)
