@@ -342,6 +342,9 @@ def end2end(args: argparse.Namespace) -> None:
                 )
             )
             t_train = time.perf_counter() - t0
+            # the exported artifacts hold what evaluate reads; Lightning's checkpoints (~0.5
+            # GB a run) are not kept
+            shutil.rmtree(root / "outputs" / "checkpoints", ignore_errors=True)
             # label pairs: the KB read back from its file numbers relations anew
             found = set() if scos == "off" else _label_pairs(result)
             rel = result.num_original if scos == "off" else result.num_compressed
