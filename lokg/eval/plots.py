@@ -66,8 +66,11 @@ def plot_budget_curves(
     axes[1].set(xscale="log", xlabel="mean injected evidence tokens", ylabel="Hits@1 (retriever)")
     axes[2].set(xscale="log", yscale="log", xlabel="token budget B",
                 ylabel="coverage per 1k injected tokens")  # fmt: skip
+    from matplotlib.ticker import NullFormatter
+
     for ax in axes:
         ax.grid(True, which="both", alpha=0.3)
+        ax.xaxis.set_minor_formatter(NullFormatter())  # a narrow log range labels minor ticks
     axes[0].legend(fontsize=8)
     axes[1].legend(fontsize=8)
     if title:
