@@ -32,6 +32,7 @@ import itertools
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -272,6 +273,18 @@ def planted(args: argparse.Namespace) -> None:
     print(f"planted_min precision={worst_p:.3f} recall={worst_r:.3f}")
 
 
+@dataclass(frozen=True)
+class End2EndRow:
+    """One end2end configuration measured on one split."""
+
+    label: str
+    metrics: dict  # evaluate's metrics
+    relations: int  # |R| ITTC and the walk see
+    merged: int | None  # planted pairs SCOS merged (None where SCOS cannot merge one)
+    wrong: int  # merged pairs that were not planted
+    train_s: float  # TransE + SCOS + walk-model training, seconds
+
+
 #: end2end configurations: (row label, KB, scos config group, evaluate overrides)
 END2END_ROWS = (
     ("unmodified", "unmodified", "lokg", []),
@@ -348,6 +361,7 @@ def end2end(args: argparse.Namespace) -> None:
             # label pairs: the KB read back from its file numbers relations anew
             found = set() if scos == "off" else _label_pairs(result)
             rel = result.num_original if scos == "off" else result.num_compressed
+            merged = len(found & truth) if kb == "planted" and scos != "off" else None
             for split in args.split:
                 ev = evaluate(
                     compose_config(
@@ -364,11 +378,12 @@ def end2end(args: argparse.Namespace) -> None:
                         root,
                     )
                 )
-                good, bad = len(found & truth), len(found - truth)
-                rows[split].append((label, ev["metrics"], rel, good, bad, t_train))
+                rows[split].append(
+                    End2EndRow(label, ev["metrics"], rel, merged, len(found - truth), t_train)
+                )
         for split in args.split:
             _end2end_table(data, split, rows[split])
-        base, without, with_scos = (rows[args.split[-1]][i][1] for i in (0, 1, 3))
+        base, without, with_scos = (rows[args.split[-1]][i].metrics for i in (0, 1, 3))
         for key, m in (("with", with_scos), ("without", without)):
             worst[key] = min(
                 worst[key],
@@ -394,31 +409,28 @@ def _train_path_mask(dm) -> np.ndarray:
     return mask
 
 
-def _end2end_table(data: str, split: str, rows: list) -> None:
-    base = rows[0][1]
+def _end2end_table(data: str, split: str, rows: list[End2EndRow]) -> None:
+    base = rows[0].metrics
     print(f"-- {data}, split={split} ({int(base['n'])} questions)")
     print(
         "| configuration | |R| ITTC sees | planted merged | wrong merges | Hits@1 | coverage "
         "| evidence tok/q | Hits@1 / unmodified | coverage / unmodified | train s |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for label, m, rel, good, bad, secs in rows:
-        merged = "-" if label.startswith("unmodified") or "w/o" in label else good
+    for r in rows:
+        m = r.metrics
         print(
-            f"| {label} | {rel} | {merged} | {bad} | {m['hits@1']:.3f} | "
-            f"{m['coverage']:.3f} | {m['evidence_tok/q']:.1f} | "
+            f"| {r.label} | {r.relations} | {'-' if r.merged is None else r.merged} | "
+            f"{r.wrong} | {m['hits@1']:.3f} | {m['coverage']:.3f} | {m['evidence_tok/q']:.1f} | "
             f"{_ratio(m['hits@1'], base['hits@1'])} | "
-            f"{_ratio(m['coverage'], base['coverage'])} | {secs:.0f} |"
+            f"{_ratio(m['coverage'], base['coverage'])} | {r.train_s:.0f} |"
         )
 
 
 def _label_pairs(result: SCOSResult) -> set[tuple[str, str]]:
-    """Unordered pairs of original relation labels that SCOS put in one cluster."""
-    pairs = set()
-    for members in result.clusters().values():
-        m = sorted(members)
-        pairs |= {(a, b) for i, a in enumerate(m) for b in m[i + 1 :]}
-    return pairs
+    """:func:`merged_pairs` as sorted pairs of original relation labels."""
+    label = result.original_relations.label
+    return {tuple(sorted((label(a), label(b)))) for a, b in merged_pairs(result)}
 
 
 def _share(value: float, base: float) -> float:
