@@ -10,12 +10,21 @@ in separate processes). The graph is the package's synthetic power-law KG
   files instead), reported apart.
 - ``build``: from the ``[T, 3]`` id array to a query-ready graph: ``KnowledgeGraph`` (CSR in
   and out), Eq. (4)'s tail entropy H(r), in-degrees and in-relation diversity, and the first
-  TAIMR retriever (uniform attention: no GAT is trained on a synthetic graph).
+  TAIMR retriever (the paper's, ``retriever=taimr``, with uniform attention: no GAT is
+  trained on a synthetic graph).
 - ``query``: TAIMR's ``retrieve`` on questions along random 1-2 hop walks, with a hash-random
   sentence encoder (so the search is timed, not a transformer): "cold" is a fresh retriever
   (empty path cache) asked a question after one untimed warm-up about another topic, "warm"
   the same question again (bench/bench_taimr.py's protocol). p50 / p95 in ms.
-- ``peak RSS``: ``ru_maxrss`` of this process at the end, GiB.
+- ``learned`` (``--walk-model pq2h`` or a ``qgat-*`` directory): the same questions through
+  ``retriever=learned``, the walk model trained on that dataset's KB applied to the synthetic
+  graph as to any unseen KG (inductive through relation names; no TransE e_r for it), with
+  the real MiniLM encoder and the model's fine-tuned question encoder, so "cold" includes
+  encoding the question. Its answers mean nothing on this graph; its latency is the default
+  retriever's. The beam walk is lazy (``normalization=vocabulary``): its cost grows with the
+  beam and the fan-out of the nodes it expands, not with the L-hop ball.
+- ``peak RSS``: ``ru_maxrss`` of this process at the end, GiB (with ``--walk-model``: after
+  the encoders are loaded too).
 
 Goals at 10M (issue 12): build ≤ 120 s, RSS ≤ 8 GiB, cold p50 ≤ 50 ms.
 """
@@ -27,6 +36,7 @@ import json
 import os
 import resource
 import time
+from pathlib import Path
 
 import hydra
 import numpy as np
@@ -41,12 +51,51 @@ def peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
 
+def learned_latency(kg: KnowledgeGraph, walk_model: str, qs, others) -> dict | None:
+    """Cold / warm p50 and p95 (ms) of ``retriever=learned`` with ``walk_model`` on ``kg``
+    (module doc), plus the model directory's name and the answers found; ``None`` (with a
+    note) when ``walk_model`` names a dataset that has no trained walk model."""
+    from _data import compose, load_datamodule
+
+    from lokg.artifacts import default_walk_model
+
+    model_dir = Path(walk_model)
+    if not model_dir.is_dir():  # a dataset name: the model retriever=learned would use there
+        root = load_datamodule(compose(walk_model)).artifact_dir
+        found = default_walk_model(root)
+        if found is None:
+            print(
+                f"note: retriever=learned not timed: no walk model for {walk_model} (run "
+                f"`python train.py experiment=train_qgat data={walk_model}`)",
+                flush=True,
+            )
+            return None
+        model_dir = found
+    cfg = compose_config("evaluate", ["retriever=learned"], os.getcwd())
+    factory = hydra.utils.instantiate(cfg.retriever)
+    encoder = hydra.utils.instantiate(cfg.embedder)
+    stats, found = _latency(
+        lambda: factory(kg=kg, encoder=encoder, model_dir=model_dir), qs, others
+    )
+    return {
+        "model": model_dir.name,
+        "answers_found": found,
+        **{f"{k}_ms": v for k, v in stats.items()},
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--triples", type=int, default=10_000_000)
     ap.add_argument("--entities", type=int, default=None, help="default: triples / 10")
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    ap.add_argument(
+        "--walk-model",
+        default=None,
+        help="also time retriever=learned with this walk model: a qgat-* directory, or a "
+        "dataset name (its default-settings model, as retriever=learned picks it)",
+    )
     args = ap.parse_args()
     n_ent = args.entities or max(1000, args.triples // 10)
 
@@ -61,8 +110,11 @@ def main() -> None:
     del syn
     rss_gen = peak_rss_gib()
 
-    # the retriever's factory exactly as evaluate.py builds it (configs/retriever/taimr.yaml)
-    cfg = compose_config("evaluate", ["retriever.attention=uniform"], os.getcwd())
+    # the paper's TAIMR (experiment=paper's retriever, configs/retriever/taimr.yaml) as
+    # evaluate.py builds it; uniform attention: no GAT is trained on a synthetic graph
+    cfg = compose_config(
+        "evaluate", ["retriever=taimr", "retriever.attention=uniform"], os.getcwd()
+    )
     factory = hydra.utils.instantiate(cfg.retriever)
     enc = RandomEncoder(model_id="bench/random")
     t0 = time.perf_counter()
@@ -78,6 +130,7 @@ def main() -> None:
     qs = synthetic_questions(kg, args.queries, rng)
     others = synthetic_questions(kg, 16, rng)
     stats, found = _latency(lambda: factory(kg=kg, encoder=enc), qs, others)
+    learned = learned_latency(kg, args.walk_model, qs, others) if args.walk_model else None
     out = {
         "triples": int(kg.num_triples),
         "entities": int(kg.num_entities),
@@ -92,6 +145,7 @@ def main() -> None:
         "queries": len(qs),
         "answers_found": found,
         **{f"{k}_ms": v for k, v in stats.items()},
+        **({f"learned_{k}": v for k, v in learned.items()} if learned else {}),
         "load_avg_1min": os.getloadavg()[0],
     }
     print(
@@ -102,6 +156,13 @@ def main() -> None:
         f"  query ({_retriever_settings(cfg)}, random encoder, n={len(qs)}, answers found "
         f"{found}): "
         + "  ".join(f"{k}={v:.1f}ms" for k, v in stats.items())
+        + (
+            f"\n  query (retriever=learned, {learned['model']}, MiniLM, n={len(qs)}, answers "
+            f"found {learned['answers_found']}): "
+            + "  ".join(f"{k[:-3]}={learned[k]:.1f}ms" for k in learned if k.endswith("_ms"))
+            if learned
+            else ""
+        )
         + f"\n  peak RSS {out['peak_rss_gib']:.2f} GiB (after generating: {rss_gen:.2f} GiB); "
         f"1-min load average {out['load_avg_1min']:.1f} on {os.cpu_count()} CPUs",
         flush=True,

@@ -29,7 +29,10 @@ from the config to the retriever yet, so its rows are not in this grid.
 ``latency`` times ``Retriever.retrieve`` on the dataset's questions (the retriever built by
 the config's factory over the dataset's graph after SCOS, with its attention) and on the
 package's synthetic 1M-triple graph (``lokg.data.synthetic``, uniform attention, a
-hash-random encoder so that only the search is timed). "cold": a fresh retriever whose path
+hash-random encoder so that only the search is timed; with ``retriever=learned``, the default
+of ``experiment=lokg``, the walk model ``evaluate.py`` would use on the dataset, applied to the
+synthetic graph as to an unseen KG with the encoders it was trained with, so "cold" includes
+encoding the question). "cold": a fresh retriever whose path
 cache holds only the entries of one untimed warm-up question about another topic (which also
 loads the relation linker, as a service's first request would), asked a question new to the
 in-memory encoder (entity names are embedded beforehand, as in the paper's construction
@@ -237,7 +240,14 @@ def latency(args: argparse.Namespace) -> None:
     dm = load_datamodule(cfg)
     questions = split_questions(dm, args.split, args.limit)
     need_gat = cfg.retriever.get("attention") == "gat"
-    art = load_graph_artifacts(cfg, dm, need_gat, cfg.get("scos_dir"), cfg.get("gat_dir"))
+    need_walk = str(cfg.retriever.get("_target_")).endswith("learned.build_learned")
+    art = load_graph_artifacts(
+        cfg, dm, need_gat, cfg.get("scos_dir"), cfg.get("gat_dir"),
+        need_walk, cfg.retriever.get("model_dir") if need_walk else None,
+    )  # fmt: skip
+    # as evaluate.py builds it: the walk model retriever=learned uses and TransE's e_r
+    walk = {"model_dir": art.walk_dir, "relation_embeddings": art.relation_embeddings}
+    walk = walk if need_walk else {}
     # in memory only, so the questions are new to it; entity names embedded beforehand
     encoder = hydra.utils.instantiate(cfg.embedder, cache_dir=None)
     names = [art.kg.entity_name(e) for e in range(art.kg.num_entities)]
@@ -247,8 +257,9 @@ def latency(args: argparse.Namespace) -> None:
 
     def make() -> Retriever:
         return factory(
-            kg=art.kg, encoder=encoder, edge_log_alpha=art.edge_log_alpha, train_questions=train
-        )
+            kg=art.kg, encoder=encoder, edge_log_alpha=art.edge_log_alpha, train_questions=train,
+            **walk,
+        )  # fmt: skip
 
     stats, found = _latency(make, questions, train)
     print(
@@ -262,17 +273,21 @@ def latency(args: argparse.Namespace) -> None:
         t0 = time.perf_counter()
         big = synthetic_graph(args.synthetic_triples)
         build = time.perf_counter() - t0
-        renc = RandomEncoder(model_id="bench/random")
-        # no GAT is trained on the synthetic graph: uniform attention there
+        # no GAT is trained on the synthetic graph: uniform attention there; the walk model
+        # of this dataset applies to it as to any unseen KG (through relation names, no
+        # TransE e_r), with the encoder it was trained with; otherwise a hash-random encoder,
+        # so that the search is timed and not a transformer
         uniform = {"attention": "uniform"} if "attention" in cfg.retriever else {}
+        big_walk = {"model_dir": art.walk_dir} if need_walk else {}
+        renc = encoder if need_walk else RandomEncoder(model_id="bench/random")
         big_factory = hydra.utils.instantiate(cfg.retriever, **uniform)
         qs = synthetic_questions(big, args.synthetic_queries, rng)
         others = synthetic_questions(big, 16, rng)
-        stats, found = _latency(lambda: big_factory(kg=big, encoder=renc), qs, others)
+        stats, found = _latency(lambda: big_factory(kg=big, encoder=renc, **big_walk), qs, others)
         print(
-            f"{big.name} ({big.num_triples} triples, {_retriever_settings(cfg, **uniform)}, random "
-            f"encoder, n={len(qs)}, answers found for {found}, graph built in {build:.1f}s): "
-            f"{_fmt(stats)}",
+            f"{big.name} ({big.num_triples} triples, {_retriever_settings(cfg, **uniform)}, "
+            f"{renc.model_id} encoder, n={len(qs)}, answers found for {found}, graph built in "
+            f"{build:.1f}s): {_fmt(stats)}",
             flush=True,
         )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -228,6 +228,9 @@ class LearnedPathRetriever(Retriever):
         self.fallback = fallback
         self.graph_cache_size = 1024
         self._graphs: dict[int, WalkGraph] = {}  # topic -> walk graph (_walk_graph)
+        #: entity -> its steps' arrays (beam_walk), kept across questions up to this many
+        self.step_cache_size = 65536
+        self._steps: dict[int, tuple[np.ndarray, ...]] = {}
 
     def retrieve(self, question: Question) -> RetrievalResult:
         topics, unknown = resolve_topics(self.kg, question.topic_entities)
@@ -239,9 +242,11 @@ class LearnedPathRetriever(Retriever):
         hop = self.model.hop_log_probs(question.text) if lazy and topics else None
         for topic in topics:
             if hop is not None:
+                if len(self._steps) > self.step_cache_size:
+                    self._steps.clear()  # bounded: a long-running service stays flat
                 g, walks = beam_walk(
                     self.kg, topic.entity, *hop, self.max_hops, self.beam_width,
-                    self.both_directions, self.max_fanout,
+                    self.both_directions, self.max_fanout, step_cache=self._steps,
                 )  # fmt: skip
                 if not walks:
                     continue

@@ -417,19 +417,28 @@ def beam_walk(
     both_directions: bool = True,
     max_fanout: int | None = None,
     seed: int = 0,
+    step_cache: dict[int, tuple[np.ndarray, ...]] | None = None,
 ) -> tuple[WalkGraph, list[Walk]]:
     """:func:`beam_search` for the vocabulary-normalised walk, building only the steps it
-    expands.  A step's log-probability there is ``hop_logp[t, r] - log deg_r(u)``
+    keeps.  A step's log-probability there is ``hop_logp[t, r] - log deg_r(u)``
     (:func:`~lokg.models.components.path_gat.vocabulary_log_probs`): it needs the step's
     relation and its node's steps, not the L-hop ball, so a hub three hops out costs nothing
-    unless the beam reaches it.  Returns the graph of the expanded steps (what
-    :func:`answers_of` and the retriever read) and the same walks, in the same order, as
+    unless the beam reaches it.  A node the beam reaches is scored in one vectorised pass
+    over its steps, and only its ``beam_width`` best steps become candidates (the hop keeps
+    ``beam_width`` in all, so no other step of that node could be kept); the hop's
+    candidates are ranked in one stable sort (ties in beam, then step order, as in
+    :func:`beam_search`) and only the kept ones are built.  Returns the graph of the kept
+    steps (what :func:`answers_of` and the retriever read; ``depth`` is the hop at which a
+    node was first reached by one) and the same walks, in the same order, as
     ``beam_search(walk_graph(...), vocabulary_log_probs(...))``.
 
     Args:
         hop_logp: ``[L, 2R]`` log P_t(r | q), columns the step relations (``r``, ``r + R``;
             :func:`~lokg.models.components.path_gat.widen_to_step_relations`).
         hop_stop: ``[L]`` log P_t(stop | q) (entry 0 unused).
+        step_cache: entity id -> its steps' arrays, kept across calls by the caller (the
+            steps of a node depend only on the graph and the walk settings, not on the
+            question); ``None``: none kept.
     """
     nodes, local, depth = [topic], {topic: 0}, [0]
     src: list[int] = []
@@ -437,46 +446,77 @@ def beam_walk(
     tids: list[int] = []
     inv: list[bool] = []
     rels: list[int] = []
-    lps: list[np.ndarray] = []  # per step: hop_logp[:, r] - log deg_r(u)
-    out: dict[int, range] = {}
     num_rel = kg.num_relations
+    # per entity: (triple ids, inverse flags, step relations, far ends, -log deg_r(u))
+    steps_of = {} if step_cache is None else step_cache
+    made: dict[tuple[int, int], int] = {}  # (local node, its j-th step) -> step index
 
-    def expand(u: int) -> range:
-        if u in out:
-            return out[u]
-        t_ids, flags = _sampled_steps(kg, int(nodes[u]), both_directions, max_fanout, seed)
-        tri = kg.triples_np[t_ids]
-        rel = tri[:, 1] + num_rel * flags.astype(np.int64)
-        _, inverse, counts = np.unique(rel, return_inverse=True, return_counts=True)
-        log_deg = np.log(counts[inverse].astype(np.float64))
-        other = np.where(flags, tri[:, 0], tri[:, 2])
-        start = len(src)
-        for j, v in enumerate(other.tolist()):
+    def node_steps(u: int) -> tuple[np.ndarray, ...]:
+        x = int(nodes[u])
+        if x not in steps_of:
+            t_ids, flags = _sampled_steps(kg, x, both_directions, max_fanout, seed)
+            tri = kg.triples_np[t_ids]
+            rel = tri[:, 1] + num_rel * flags.astype(np.int64)
+            deg = np.bincount(rel)[rel].astype(np.float64) if len(rel) else np.zeros(0)
+            other = np.where(flags, tri[:, 0], tri[:, 2])
+            steps_of[x] = (t_ids, flags, rel, other, -np.log(deg))
+        return steps_of[x]
+
+    def step(u: int, j: int) -> int:
+        """Index of ``u``'s ``j``-th step in the graph being built (added on first use)."""
+        e = made.get((u, j))
+        if e is None:
+            t_ids, flags, rel, other, _ = steps_of[int(nodes[u])]
+            v = int(other[j])
             if v not in local:
                 local[v] = len(nodes)
                 nodes.append(v)
                 depth.append(depth[u] + 1)
+            e = made[(u, j)] = len(src)
             src.append(u)
             dst.append(local[v])
             tids.append(int(t_ids[j]))
             inv.append(bool(flags[j]))
             rels.append(int(rel[j]))
-            lps.append(hop_logp[:, rel[j]] - log_deg[j])
-        out[u] = range(start, len(src))
-        return out[u]
+        return e
 
-    def backtracks(prev: int, e: int) -> bool:  # as _backtracks, on the lists being built
-        return tids[e] == tids[prev] and inv[e] != inv[prev] and src[prev] != dst[prev]
-
-    ended = _beam(
-        max_hops,
-        beam_width,
-        expand,
-        lambda e, t: float(lps[e][t]),
-        lambda u, t: float(hop_stop[t]),
-        lambda e: dst[e],
-        backtracks,
-    )
+    beam: list[tuple[float, int, tuple[int, ...]]] = [(0.0, 0, ())]
+    ended: list[Walk] = []
+    for t in range(max_hops):
+        # per beam entry, its node's best steps: (entry, step j) and the path's new score
+        scores, entry, which = [], [], []
+        for b, (score, u, path) in enumerate(beam):
+            if t > 0:
+                ended.append(Walk(path, score + float(hop_stop[t])))
+            t_ids, flags, rel, _, neg_log_deg = node_steps(u)
+            if not len(t_ids):
+                continue
+            lp = hop_logp[t, rel] + neg_log_deg  # [deg(u)]
+            order = np.argsort(-lp, kind="stable")
+            if path:  # no step straight back along the previous one (a self-loop may repeat)
+                p = path[-1]
+                if src[p] != dst[p]:
+                    back = (t_ids[order] == tids[p]) & (flags[order] != inv[p])
+                    order = order[~back]
+            order = order[:beam_width]
+            scores.append(score + lp[order])
+            entry.append(np.full(len(order), b))
+            which.append(order)
+        if not scores:
+            beam = []
+            break
+        # the hop's best beam_width candidates; stable, so ties keep beam then step order
+        all_scores = np.concatenate(scores)
+        keep = np.argsort(-all_scores, kind="stable")[:beam_width]
+        all_entry, all_which = np.concatenate(entry), np.concatenate(which)
+        new_beam = []
+        for k in keep.tolist():
+            _, u, path = beam[int(all_entry[k])]
+            e = step(u, int(all_which[k]))
+            new_beam.append((float(all_scores[k]), dst[e], (*path, e)))
+        beam = new_beam
+    ended.extend(Walk(path, score) for score, _, path in beam)  # forced stop at L
+    ended.sort(key=lambda w: -w.log_prob)
     graph = WalkGraph(
         nodes=np.asarray(nodes, dtype=np.int64),
         src=np.asarray(src, dtype=np.int64),
@@ -484,7 +524,7 @@ def beam_walk(
         triple_ids=np.asarray(tids, dtype=np.int64),
         inverse=np.asarray(inv, dtype=bool),
         step_relation=np.asarray(rels, dtype=np.int64),
-        depth=np.asarray(depth, dtype=np.int64),  # hops at which each node was first reached
+        depth=np.asarray(depth, dtype=np.int64),
     )
     return graph, ended
 

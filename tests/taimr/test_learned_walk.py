@@ -810,3 +810,55 @@ def test_each_validation_epoch_logs_a_per_question_table():
         assert r["hit"] == (r["predicted"] == r["gold"])
     hits = sum(r["hit"] for r in rows) / len(rows)
     assert trainer.callback_metrics["val/hits@1"].item() == pytest.approx(hits)
+
+
+def _reference_beam(kg, topic, hop_logp, hop_stop, max_hops, beam_width):
+    """The stopping walk's beam search written out plainly: every step of every node in the
+    beam becomes a candidate scored ``hop_logp[t, r] - log deg_r(u)``; no pruning."""
+    beam, ended = [(0.0, topic, (), None)], []
+    for t in range(max_hops):
+        cand = []
+        for score, u, path, prev in beam:
+            if t > 0:
+                ended.append((path, score + float(hop_stop[t])))
+            out, inn = kg.out_triples(u).tolist(), kg.in_triples(u).tolist()
+            steps = [(x, False) for x in out] + [(x, True) for x in inn]
+            rels = [int(kg.triples_np[x, 1]) + kg.num_relations * f for x, f in steps]
+            for (x, f), r in zip(steps, rels, strict=True):
+                if path and prev is not None and path[-1] == (x, not f):
+                    continue  # straight back along the previous step (not a self-loop)
+                h, _, tl = (int(v) for v in kg.triples_np[x])
+                v = h if f else tl
+                lp = hop_logp[t, r] - math.log(rels.count(r))
+                cand.append((score + float(lp), v, (*path, (x, f)), None if v == u else u))
+        cand.sort(key=lambda c: -c[0])
+        beam = cand[:beam_width]
+    ended += [(path, score) for score, _, path, _ in beam]
+    ended.sort(key=lambda w: -w[1])
+    return ended
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_beam_walk_keeps_what_the_unpruned_beam_keeps_on_random_graphs_with_hubs(seed):
+    """beam_walk scores only a node's ``beam_width`` best steps: on random multigraphs with
+    a hub, self-loops and a repeated (h, r, t), beams narrower and wider than the hub's
+    degree, it keeps exactly the walks (same order, same log-probabilities) of the plain
+    beam search over every step."""
+    rng = np.random.default_rng(seed)
+    n, m = 12, 60
+    heads = np.concatenate([np.zeros(20, dtype=int), rng.integers(0, n, m - 20)])  # a hub
+    triples = [
+        (f"e{h}", f"r{rng.integers(0, 3)}", f"e{rng.integers(0, n)}") for h in heads.tolist()
+    ] + [("e1", "r0", "e1"), ("e2", "r1", "e3"), ("e2", "r1", "e3")]
+    kg = KnowledgeGraph.from_labeled_triples(triples)
+    L = 3
+    hop_logp = rng.normal(size=(L, 2 * kg.num_relations))
+    hop_stop = rng.normal(size=L)
+    topic = kg.entities["e0"]
+    for beam in (1, 3, 8, 64):
+        g, got = beam_walk(kg, topic, hop_logp, hop_stop, L, beam)
+        got = [
+            (tuple((int(g.triple_ids[e]), bool(g.inverse[e])) for e in w.steps), w.log_prob)
+            for w in got
+        ]
+        assert got == _reference_beam(kg, topic, hop_logp, hop_stop, L, beam), beam
