@@ -5,6 +5,13 @@ Usage:
     ``python bench/bench_scos.py quality [--kb FILE ...] [--synthetic] [--epochs 100]``
     ``python bench/bench_scos.py planted [--data pql2h pql3h] [--synthetic-triples N]
     [--seed 0] [override ...]``
+    ``python bench/bench_scos.py jaccard [--data pql2h pql3h] [--seed 1]``
+
+``jaccard`` (issue 10, a variant not adopted): on the same plant, every pair of relations
+with NMI > 0.3 scored by Eq. (3) with the paper's Jaccard over head ∪ tail and with
+role-aware variants (max and mean of the head-set and tail-set Jaccards, the tail set alone),
+and for each the best recall at precision >= 0.95 over theta_base (pairwise, before the
+greedy loop: an upper bound on what the variant could add).
 
 ``planted`` (issue 10): on each KB (the package's datasets, and a synthetic graph) pick
 k = 30 relations with >= 20 triples, move a random 30-70 % share of each one's triples to a
@@ -441,6 +448,63 @@ def _ratio(value: float, base: float) -> str:
     return f"{_share(value, base):.3f}"
 
 
+def jaccard_variants(args: argparse.Namespace) -> None:
+    """Module doc, ``jaccard``."""
+    from _data import compose, load_datamodule
+
+    from lokg.data.synthetic import plant_synonyms
+    from lokg.scos.entity_types import entity_types
+    from lokg.scos.merge import _Clusters, _nmi_pairs
+    from lokg.scos.similarity import adaptive_threshold, cosine_similarity
+
+    for data in args.data:
+        cfg = _train_config(data, [])
+        pk = plant_synonyms(load_datamodule(compose(data)).kg, args.k, 20, seed=args.seed)
+        kg, truth = pk.kg, pk.synonym_pair_set()
+        module, _ = _fit(kg, cfg, args.seed, None)
+        c = cfg.scos
+        types = entity_types(
+            kg, c.entity_types, c.type_relation, module.entity_embeddings(), c.num_entity_types
+        )
+        st = _Clusters(kg, module.relation_embeddings(), types)
+        heads: list[set[int]] = [set() for _ in range(st.R)]
+        tails: list[set[int]] = [set() for _ in range(st.R)]
+        for h, r, t in kg.unique_triples().tolist():
+            heads[r].add(h)
+            tails[r].add(t)
+        ii, jj = np.triu_indices(st.R, 1)
+        nmi = _nmi_pairs(*st.dist_csr(), ii, jj)
+        keep = nmi > 0.3
+        ii, jj, nmi = ii[keep], jj[keep], nmi[keep]
+        cos = cosine_similarity(st.emb, st.emb)[ii, jj]
+        # Eq. (5) with theta_base = 1: a pair merges at theta_base b iff sim / factor >= b
+        factor = adaptive_threshold(st.entropy[ii], st.entropy[jj], 1.0, float(c.epsilon))
+
+        def jac(x: set, y: set) -> float:
+            return len(x & y) / len(x | y) if x or y else 0.0
+
+        pairs = list(zip(ii.tolist(), jj.tolist(), strict=True))
+        ju = np.array([jac(heads[a] | tails[a], heads[b] | tails[b]) for a, b in pairs])
+        jh = np.array([jac(heads[a], heads[b]) for a, b in pairs])
+        jt = np.array([jac(tails[a], tails[b]) for a, b in pairs])
+        planted_ = np.array([pair in truth for pair in pairs])
+        print(f"== {data} (seed {args.seed}): {len(ii)} pairs with NMI > 0.3, {planted_.sum()} "
+              f"of {len(truth)} planted among them")  # fmt: skip
+        w1, w2, w3 = (float(w) for w in c.weights)
+        variants = {"union (paper)": ju, "max(head, tail)": np.maximum(jh, jt),
+                    "mean(head, tail)": (jh + jt) / 2, "tail only": jt}  # fmt: skip
+        for name, j in variants.items():
+            ratio = (w1 * nmi + w2 * j + w3 * cos) / factor
+            best = (float("nan"), 1.0, 0.0)
+            for b in np.round(np.arange(0.40, 0.80, 0.01), 2):
+                tp, fp = int((ratio >= b)[planted_].sum()), int((ratio >= b)[~planted_].sum())
+                prec, rec = tp / max(tp + fp, 1), tp / len(truth)
+                if prec >= 0.95 and rec > best[2]:
+                    best = (b, prec, rec)
+            print(f"   Jaccard {name:17s} best recall at precision >= 0.95: {best[2]:.3f} "
+                  f"(theta_base {best[0]:.2f}, precision {best[1]:.3f})")  # fmt: skip
+
+
 def timing(args: argparse.Namespace) -> None:
     rows = []
     for r in args.sizes:
@@ -477,6 +541,10 @@ def main() -> None:
         "--theta-grid", type=float, nargs="*", default=[], help="also print P/R at these theta_base"
     )
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. scos.theta_base=0.6")
+    j = sub.add_parser("jaccard")
+    j.add_argument("--data", nargs="*", default=["pql2h", "pql3h"])
+    j.add_argument("--k", type=int, default=30, help="planted synonyms per KB")
+    j.add_argument("--seed", type=int, default=1, help="1: the validation plant")
     e = sub.add_parser("end2end")
     e.add_argument("--data", nargs="*", default=["pql2h"])
     e.add_argument("--k", type=int, default=30, help="planted synonyms per KB")
@@ -502,6 +570,8 @@ def main() -> None:
         planted(args)
     elif args.command == "end2end":
         end2end(args)
+    elif args.command == "jaccard":
+        jaccard_variants(args)
     else:
         quality(args)
 
