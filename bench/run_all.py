@@ -236,6 +236,12 @@ def plan() -> list[Section]:
                     "100",
                     "--latency-n",
                     "20",
+                    # the rows whose walk model `make demo` / the README's commands train;
+                    # the ablation rows need one model each (bench_retrieval.py --help)
+                    "--rows",
+                    "paper",
+                    "uniform+rules",
+                    "learned",
                 ],
                 900,
                 owned=False,
