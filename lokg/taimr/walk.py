@@ -407,6 +407,17 @@ def _beam(
     return ended
 
 
+def _best_first(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` best ``scores`` (at least; ties at the cut all kept), best
+    first, ties in index order: ``np.argsort(-scores, kind="stable")[:k]`` and any tied
+    continuation, in O(n) for ``n`` >> ``k`` (a hub's steps)."""
+    if len(scores) <= k:
+        return np.argsort(-scores, kind="stable")
+    cut = np.partition(scores, len(scores) - k)[len(scores) - k]  # the k-th largest
+    top = np.flatnonzero(scores >= cut)  # index order
+    return top[np.argsort(-scores[top], kind="stable")]
+
+
 def beam_walk(
     kg: KnowledgeGraph,
     topic: int,
@@ -492,7 +503,7 @@ def beam_walk(
             if not len(t_ids):
                 continue
             lp = hop_logp[t, rel] + neg_log_deg  # [deg(u)]
-            order = np.argsort(-lp, kind="stable")
+            order = _best_first(lp, beam_width + 1)  # + 1: one may be the straight-back step
             if path:  # no step straight back along the previous one (a self-loop may repeat)
                 p = path[-1]
                 if src[p] != dst[p]:

@@ -862,3 +862,23 @@ def test_beam_walk_keeps_what_the_unpruned_beam_keeps_on_random_graphs_with_hubs
             for w in got
         ]
         assert got == _reference_beam(kg, topic, hop_logp, hop_stop, L, beam), beam
+
+
+def test_best_first_is_the_stable_sorts_prefix_with_ties_at_the_cut():
+    """_best_first(s, k) starts with argsort(-s, stable)[:k] and adds only scores tied with
+    the k-th: hand case, then random arrays with many ties (a hub's steps share their
+    relation's score)."""
+    from lokg.taimr.walk import _best_first
+
+    s = np.array([0.1, 0.5, 0.5, 0.2, 0.5, -1.0])
+    assert _best_first(s, 2).tolist() == [1, 2, 4]  # the third 0.5 ties with the 2nd best
+    assert _best_first(s, 4).tolist() == [1, 2, 4, 3]
+    assert _best_first(s, 10).tolist() == [1, 2, 4, 3, 0, 5]
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        scores = rng.integers(0, 6, size=rng.integers(1, 60)).astype(float) * -0.5
+        k = int(rng.integers(1, 20))
+        got, full = _best_first(scores, k), np.argsort(-scores, kind="stable")
+        assert got.tolist() == full[: len(got)].tolist()
+        assert len(got) >= min(k, len(scores))
+        assert (scores[got[min(k, len(scores)) - 1 :]] == scores[got[min(k, len(got)) - 1]]).all()
