@@ -304,6 +304,20 @@ class KnowledgeGraph:
 
     # ------------------------------------------------------------------ statistics
     @cached_property
+    def csr_steps(self) -> dict[str, IdArray]:
+        """Relation and far end of every triple in CSR order, for walks that read a node's
+        steps as contiguous slices (:func:`lokg.taimr.walk.beam_walk`): ``out_rel[i]`` /
+        ``out_far[i]`` are the relation and tail of triple ``out_idx[i]``, ``in_rel[i]`` /
+        ``in_far[i]`` the relation and head of ``in_idx[i]``. ``[T]`` each; built once."""
+        t = self.triples_np
+        return {
+            "out_rel": t[self.out_idx, 1],
+            "out_far": t[self.out_idx, 2],
+            "in_rel": t[self.in_idx, 1],
+            "in_far": t[self.in_idx, 0],
+        }
+
+    @cached_property
     def in_degree(self) -> IdArray:
         """``[E]`` number of incoming edges (parallel edges counted)."""
         return np.diff(self.in_ptr)

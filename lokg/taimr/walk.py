@@ -102,6 +102,24 @@ def _sampled_steps(
     return t_ids, flags
 
 
+def _csr_steps(
+    kg: KnowledgeGraph, u: int, both: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_steps_of` (same steps, same order) with each step's relation (``r``, or
+    ``r + R`` walked backwards) and far end, read as slices of ``kg.csr_steps``."""
+    c = kg.csr_steps
+    a, b = kg.out_ptr[u], kg.out_ptr[u + 1]
+    if not both:
+        return kg.out_idx[a:b], np.zeros(b - a, dtype=bool), c["out_rel"][a:b], c["out_far"][a:b]
+    i, j = kg.in_ptr[u], kg.in_ptr[u + 1]
+    return (
+        np.concatenate([kg.out_idx[a:b], kg.in_idx[i:j]]),
+        np.concatenate([np.zeros(b - a, dtype=bool), np.ones(j - i, dtype=bool)]),
+        np.concatenate([c["out_rel"][a:b], c["in_rel"][i:j] + kg.num_relations]),
+        np.concatenate([c["out_far"][a:b], c["in_far"][i:j]]),
+    )
+
+
 def walk_graph(
     kg: KnowledgeGraph,
     topic: int,
@@ -465,11 +483,14 @@ def beam_walk(
     def node_steps(u: int) -> tuple[np.ndarray, ...]:
         x = int(nodes[u])
         if x not in steps_of:
-            t_ids, flags = _sampled_steps(kg, x, both_directions, max_fanout, seed)
-            tri = kg.triples_np[t_ids]
-            rel = tri[:, 1] + num_rel * flags.astype(np.int64)
+            if max_fanout is None:  # contiguous slices of the CSR-ordered arrays
+                t_ids, flags, rel, other = _csr_steps(kg, x, both_directions)
+            else:
+                t_ids, flags = _sampled_steps(kg, x, both_directions, max_fanout, seed)
+                tri = kg.triples_np[t_ids]
+                rel = tri[:, 1] + num_rel * flags.astype(np.int64)
+                other = np.where(flags, tri[:, 0], tri[:, 2])
             deg = np.bincount(rel)[rel].astype(np.float64) if len(rel) else np.zeros(0)
-            other = np.where(flags, tri[:, 0], tri[:, 2])
             steps_of[x] = (t_ids, flags, rel, other, -np.log(deg))
         return steps_of[x]
 
