@@ -476,13 +476,19 @@ def beam_walk(
     inv: list[bool] = []
     rels: list[int] = []
     num_rel = kg.num_relations
-    # per entity: (triple ids, inverse flags, step relations, far ends, -log deg_r(u))
-    steps_of = {} if step_cache is None else step_cache
+    # per entity: (triple ids, inverse flags, step relations, far ends, -log deg_r(u));
+    # `mine` holds this call's own references, so a caller clearing the shared cache (another
+    # thread's question) cannot pull arrays from under a running walk
+    shared = {} if step_cache is None else step_cache
+    mine: dict[int, tuple[np.ndarray, ...]] = {}  # local node -> its arrays
     made: dict[tuple[int, int], int] = {}  # (local node, its j-th step) -> step index
 
     def node_steps(u: int) -> tuple[np.ndarray, ...]:
+        if u in mine:
+            return mine[u]
         x = int(nodes[u])
-        if x not in steps_of:
+        arrays = shared.get(x)
+        if arrays is None:
             if max_fanout is None:  # contiguous slices of the CSR-ordered arrays
                 t_ids, flags, rel, other = _csr_steps(kg, x, both_directions)
             else:
@@ -491,14 +497,15 @@ def beam_walk(
                 rel = tri[:, 1] + num_rel * flags.astype(np.int64)
                 other = np.where(flags, tri[:, 0], tri[:, 2])
             deg = np.bincount(rel)[rel].astype(np.float64) if len(rel) else np.zeros(0)
-            steps_of[x] = (t_ids, flags, rel, other, -np.log(deg))
-        return steps_of[x]
+            arrays = shared[x] = (t_ids, flags, rel, other, -np.log(deg))
+        mine[u] = arrays
+        return arrays
 
     def step(u: int, j: int) -> int:
         """Index of ``u``'s ``j``-th step in the graph being built (added on first use)."""
         e = made.get((u, j))
         if e is None:
-            t_ids, flags, rel, other, _ = steps_of[int(nodes[u])]
+            t_ids, flags, rel, other, _ = mine[u]
             v = int(other[j])
             if v not in local:
                 local[v] = len(nodes)
