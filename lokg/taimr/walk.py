@@ -96,10 +96,16 @@ def _sampled_steps(
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_steps_of`, keeping a seeded uniform sample of ``max_fanout`` for a hub."""
     t_ids, flags = _steps_of(kg, u, both)
-    if max_fanout is not None and len(t_ids) > max_fanout:
-        keep = np.sort(np.random.default_rng((seed, u)).choice(len(t_ids), max_fanout, False))
-        t_ids, flags = t_ids[keep], flags[keep]
-    return t_ids, flags
+    keep = _fanout_sample(len(t_ids), u, max_fanout, seed)
+    return (t_ids, flags) if keep is None else (t_ids[keep], flags[keep])
+
+
+def _fanout_sample(n: int, u: int, max_fanout: int | None, seed: int) -> np.ndarray | None:
+    """Sorted indices of the seeded uniform sample of ``max_fanout`` of node ``u``'s ``n``
+    steps, or ``None`` when it keeps them all."""
+    if max_fanout is None or n <= max_fanout:
+        return None
+    return np.sort(np.random.default_rng((seed, u)).choice(n, max_fanout, False))
 
 
 def _csr_steps(
@@ -475,7 +481,6 @@ def beam_walk(
     tids: list[int] = []
     inv: list[bool] = []
     rels: list[int] = []
-    num_rel = kg.num_relations
     # per entity: (triple ids, inverse flags, step relations, far ends, -log deg_r(u));
     # `mine` holds this call's own references, so a caller clearing the shared cache (another
     # thread's question) cannot pull arrays from under a running walk
@@ -489,13 +494,11 @@ def beam_walk(
         x = int(nodes[u])
         arrays = shared.get(x)
         if arrays is None:
-            if max_fanout is None:  # contiguous slices of the CSR-ordered arrays
-                t_ids, flags, rel, other = _csr_steps(kg, x, both_directions)
-            else:
-                t_ids, flags = _sampled_steps(kg, x, both_directions, max_fanout, seed)
-                tri = kg.triples_np[t_ids]
-                rel = tri[:, 1] + num_rel * flags.astype(np.int64)
-                other = np.where(flags, tri[:, 0], tri[:, 2])
+            # contiguous slices of the CSR-ordered arrays, sampled as _sampled_steps samples
+            t_ids, flags, rel, other = _csr_steps(kg, x, both_directions)
+            keep = _fanout_sample(len(t_ids), x, max_fanout, seed)
+            if keep is not None:
+                t_ids, flags, rel, other = t_ids[keep], flags[keep], rel[keep], other[keep]
             deg = np.bincount(rel)[rel].astype(np.float64) if len(rel) else np.zeros(0)
             arrays = shared[x] = (t_ids, flags, rel, other, -np.log(deg))
         mine[u] = arrays

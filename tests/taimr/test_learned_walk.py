@@ -813,7 +813,7 @@ def test_each_validation_epoch_logs_a_per_question_table():
     assert trainer.callback_metrics["val/hits@1"].item() == pytest.approx(hits)
 
 
-def _reference_beam(kg, topic, hop_logp, hop_stop, max_hops, beam_width, both=True):
+def _reference_beam(kg, topic, hop_logp, hop_stop, max_hops, beam_width, both=True, fanout=None):
     """The stopping walk's beam search written out plainly: every step of every node in the
     beam becomes a candidate scored ``hop_logp[t, r] - log deg_r(u)``; no pruning."""
     beam, ended = [(0.0, topic, (), None)], []
@@ -824,6 +824,9 @@ def _reference_beam(kg, topic, hop_logp, hop_stop, max_hops, beam_width, both=Tr
                 ended.append((path, score + float(hop_stop[t])))
             out, inn = kg.out_triples(u).tolist(), kg.in_triples(u).tolist() if both else []
             steps = [(x, False) for x in out] + [(x, True) for x in inn]
+            if fanout is not None and len(steps) > fanout:  # the training walk's seeded sample
+                keep = np.random.default_rng((0, u)).choice(len(steps), fanout, False)
+                steps = [steps[i] for i in sorted(keep.tolist())]
             rels = [int(kg.triples_np[x, 1]) + kg.num_relations * f for x, f in steps]
             for (x, f), r in zip(steps, rels, strict=True):
                 if path and prev is not None and path[-1] == (x, not f):
@@ -856,13 +859,15 @@ def test_beam_walk_keeps_what_the_unpruned_beam_keeps_on_random_graphs_with_hubs
     hop_logp = rng.normal(size=(L, 2 * kg.num_relations))
     hop_stop = rng.normal(size=L)
     topic = kg.entities["e0"]
-    for beam, both in itertools.product((1, 3, 8, 64), (True, False)):
-        g, got = beam_walk(kg, topic, hop_logp, hop_stop, L, beam, both_directions=both)
+    for beam, both, fan in itertools.product((1, 3, 8, 64), (True, False), (None, 4)):
+        g, got = beam_walk(
+            kg, topic, hop_logp, hop_stop, L, beam, both_directions=both, max_fanout=fan
+        )
         got = [
             (tuple((int(g.triple_ids[e]), bool(g.inverse[e])) for e in w.steps), w.log_prob)
             for w in got
         ]
-        assert got == _reference_beam(kg, topic, hop_logp, hop_stop, L, beam, both), beam
+        assert got == _reference_beam(kg, topic, hop_logp, hop_stop, L, beam, both, fan), beam
 
 
 def test_best_first_is_the_stable_sorts_prefix_with_ties_at_the_cut():
