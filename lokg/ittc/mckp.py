@@ -7,9 +7,12 @@ Every item takes exactly one of its K choices.  Solvers:
 - :func:`solve_dp`: exact dynamic programme over one state array ``dp[0..B]`` (``dp[c]`` = best
   value of the items seen so far with total cost ≤ c), items scanned one by one, each state
   taking the best of its K choices; O(N·B·K) time, a ``[N, B+1]`` int8 choice table for the
-  reconstruction.  Numba-jitted with ``cache=True``.  Only the reachable window
-  ``[Σ min cost, min(B, Σ max cost)]`` of the array is swept: below it no assignment fits, above
-  it every assignment fits and the value is constant, so the answer is that of the full sweep.
+  reconstruction.  Numba-jitted with ``cache=True``.  After item i only the window
+  ``[Σ_{j≤i} min c_j, min(B − Σ_{j>i} min c_j, Σ_{j≤i} max c_j)]`` of the array is swept: below
+  it no assignment of the items seen fits; above ``Σ max`` every one fits and the value is
+  constant; above ``B − Σ_{j>i} min c_j`` no state can be completed within B by the items still
+  to come, so it is never read on the way to the answer.  The sweep is thus ``B − Σ_i min c_i``
+  wide rather than ``B`` and the answer is that of the full sweep (same states, same ties).
 - :func:`solve_greedy`: value-density greedy for large budgets (the paper switches to it above
   B = 4096): start from each item's cheapest choice, then repeatedly apply the upgrade with the
   largest Δv/Δc that still fits.
@@ -96,22 +99,28 @@ def _solution(costs, values, choice, solver) -> MCKPSolution:
 def _dp_kernel(costs, values, budget):  # pragma: no cover - compiled; tested through solve_dp
     n, k_count = costs.shape
     neg = -np.inf
-    dp = np.full(budget + 1, neg)
+    cmins = np.empty(n, dtype=np.int64)
+    cmaxs = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        cmins[i] = costs[i, 0]
+        cmaxs[i] = costs[i, 0]
+        for k in range(1, k_count):
+            cmins[i] = min(cmins[i], costs[i, k])
+            cmaxs[i] = max(cmaxs[i], costs[i, k])
+    rest = cmins.sum()  # Σ_{j≥i} min c_j: what the items still to come need at least
+    if rest > budget:
+        return np.full(n, -1, dtype=np.int64)
+    dp = np.empty(budget + 1)
     dp[0] = 0.0
-    table = np.full((max(n, 1), budget + 1), -1, dtype=np.int8)
+    # read only inside each item's window [los[i], his[i]], written there first
+    table = np.empty((max(n, 1), budget + 1), dtype=np.int8)
     lo_prev, hi_prev = 0, 0  # dp valid on [lo_prev, hi_prev]; constant = dp[hi_prev] above
     los = np.zeros(n, dtype=np.int64)
     his = np.zeros(n, dtype=np.int64)
     for i in range(n):
-        cmin = costs[i, 0]
-        cmax = costs[i, 0]
-        for k in range(1, k_count):
-            cmin = min(cmin, costs[i, k])
-            cmax = max(cmax, costs[i, k])
-        lo = lo_prev + cmin
-        if lo > budget:
-            return np.full(n, -1, dtype=np.int64)
-        hi = min(budget, hi_prev + cmax)
+        rest -= cmins[i]
+        lo = lo_prev + cmins[i]
+        hi = min(budget - rest, hi_prev + cmaxs[i])
         for c in range(hi, lo - 1, -1):
             best = neg
             best_k = -1
