@@ -26,7 +26,7 @@ import torch
 from lokg.kg.atomic import atomic_directory, read_versioned_json
 from lokg.typing import IdArray, LabeledTriple
 
-__all__ = ["EntityAttributes", "KnowledgeGraph", "Vocabulary"]
+__all__ = ["EntityAttributes", "KnowledgeGraph", "StepIndex", "Vocabulary"]
 
 _FORMAT_VERSION = 1
 
@@ -303,19 +303,15 @@ class KnowledgeGraph:
         return self.entities.label(entity).replace("_", " ").strip()
 
     # ------------------------------------------------------------------ statistics
-    @cached_property
-    def csr_steps(self) -> dict[str, IdArray]:
-        """Relation and far end of every triple in CSR order, for walks that read a node's
-        steps as contiguous slices (:func:`lokg.taimr.walk.beam_walk`): ``out_rel[i]`` /
-        ``out_far[i]`` are the relation and tail of triple ``out_idx[i]``, ``in_rel[i]`` /
-        ``in_far[i]`` the relation and head of ``in_idx[i]``. ``[T]`` each; built once."""
-        t = self.triples_np
-        return {
-            "out_rel": t[self.out_idx, 1],
-            "out_far": t[self.out_idx, 2],
-            "in_rel": t[self.in_idx, 1],
-            "in_far": t[self.in_idx, 0],
-        }
+    def steps_by_relation(self, both_directions: bool = True) -> StepIndex:
+        """Every node's steps grouped by step relation (:class:`StepIndex`), built on first
+        use and kept (one per direction setting): the index
+        :func:`lokg.taimr.walk.beam_walk` reads, where a step's score depends only on its
+        relation and its node."""
+        cache = self.__dict__.setdefault("_steps_by_relation", {})
+        if both_directions not in cache:
+            cache[both_directions] = StepIndex.build(self, both_directions)
+        return cache[both_directions]
 
     @cached_property
     def in_degree(self) -> IdArray:
@@ -456,4 +452,69 @@ class KnowledgeGraph:
         return (
             f"KnowledgeGraph(name={self.name!r}, entities={self.num_entities}, "
             f"relations={self.num_relations}, triples={self.num_triples})"
+        )
+
+
+@dataclass(frozen=True)
+class StepIndex:
+    """The steps leaving every node, grouped by step relation.
+
+    A *step* walks triple ``(h, r, t)`` forward from ``h`` (step relation ``r``) or, with
+    ``both_directions``, backward from ``t`` (step relation ``r + R``). Node ``u``'s steps
+    are ``ptr[u]:ptr[u + 1]``, sorted by step relation and, within one relation, in
+    ``order``: the step's index in the plain listing of ``u``'s steps (its out-edges in CSR
+    order, then its in-edges), which is what ties are broken by. Its groups (one per step
+    relation at ``u``) are ``group_ptr[u]:group_ptr[u + 1]``; group ``g`` holds the steps
+    ``group_start[g]:group_start[g + 1]``, all of relation ``group_relation[g]``.
+
+    Shapes (S = T, or 2T with both directions; G = distinct (node, step relation) pairs):
+        - ``ptr``, ``group_ptr``: ``[E + 1]``
+        - ``triple``, ``relation``, ``far``, ``order``: ``[S]`` int64; ``inverse``: ``[S]``
+        - ``group_start``: ``[G + 1]``; ``group_relation``: ``[G]``
+    """
+
+    ptr: IdArray
+    triple: IdArray
+    inverse: np.ndarray
+    relation: IdArray
+    far: IdArray
+    order: IdArray
+    group_ptr: IdArray
+    group_start: IdArray
+    group_relation: IdArray
+
+    @classmethod
+    def build(cls, kg: KnowledgeGraph, both_directions: bool = True) -> StepIndex:
+        t, n, r = kg.triples_np, kg.num_entities, kg.num_relations
+        out_deg = np.diff(kg.out_ptr)
+        # (CSR ptr, triple ids, far-end column, relation offset, index of the node's first step)
+        parts = [(kg.out_ptr, kg.out_idx, 2, 0, 0)]
+        if both_directions:  # in-edges, walked backwards, listed after the node's out-edges
+            parts.append((kg.in_ptr, kg.in_idx, 0, r, out_deg))
+        node, triple, inverse, relation, far, order = [], [], [], [], [], []
+        for i, (ptr, idx, far_col, offset, first) in enumerate(parts):
+            owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
+            node.append(owner)
+            triple.append(idx)
+            inverse.append(np.full(len(idx), i == 1))
+            relation.append(t[idx, 1] + offset)
+            far.append(t[idx, far_col])
+            step = np.arange(len(idx), dtype=np.int64) - ptr[owner]
+            order.append(step + first[owner] if i else step)
+        node, relation = np.concatenate(node), np.concatenate(relation)
+        key = node * max(2 * r, 1) + relation
+        perm = np.argsort(key, kind="stable")  # one relation's steps keep their listing order
+        key = key[perm]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else key[:0]
+        relation = relation[perm]
+        return cls(
+            ptr=kg.out_ptr + kg.in_ptr if both_directions else kg.out_ptr.copy(),
+            triple=np.concatenate(triple)[perm],
+            inverse=np.concatenate(inverse)[perm],
+            relation=relation,
+            far=np.concatenate(far)[perm],
+            order=np.concatenate(order)[perm],
+            group_ptr=np.searchsorted(node[perm][starts], np.arange(n + 1)),
+            group_start=np.r_[starts, len(key)].astype(np.int64),
+            group_relation=relation[starts],
         )

@@ -230,7 +230,7 @@ class LearnedPathRetriever(Retriever):
         self._graphs: dict[int, WalkGraph] = {}  # topic -> walk graph (_walk_graph)
         #: entity -> its steps' arrays (beam_walk), kept across questions up to this many
         self.step_cache_size = 65536
-        self._steps: dict[int, tuple[np.ndarray, ...]] = {}
+        self._steps: dict[int, object] = {}  # entity -> its grouped steps (beam_walk)
 
     def retrieve(self, question: Question) -> RetrievalResult:
         topics, unknown = resolve_topics(self.kg, question.topic_entities)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lokg.kg.graph import KnowledgeGraph
+from lokg.kg.graph import KnowledgeGraph, StepIndex
 
 __all__ = [
     "Walk",
@@ -106,24 +106,6 @@ def _fanout_sample(n: int, u: int, max_fanout: int | None, seed: int) -> np.ndar
     if max_fanout is None or n <= max_fanout:
         return None
     return np.sort(np.random.default_rng((seed, u)).choice(n, max_fanout, False))
-
-
-def _csr_steps(
-    kg: KnowledgeGraph, u: int, both: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_steps_of` (same steps, same order) with each step's relation (``r``, or
-    ``r + R`` walked backwards) and far end, read as slices of ``kg.csr_steps``."""
-    c = kg.csr_steps
-    a, b = kg.out_ptr[u], kg.out_ptr[u + 1]
-    if not both:
-        return kg.out_idx[a:b], np.zeros(b - a, dtype=bool), c["out_rel"][a:b], c["out_far"][a:b]
-    i, j = kg.in_ptr[u], kg.in_ptr[u + 1]
-    return (
-        np.concatenate([kg.out_idx[a:b], kg.in_idx[i:j]]),
-        np.concatenate([np.zeros(b - a, dtype=bool), np.ones(j - i, dtype=bool)]),
-        np.concatenate([c["out_rel"][a:b], c["in_rel"][i:j] + kg.num_relations]),
-        np.concatenate([c["out_far"][a:b], c["in_far"][i:j]]),
-    )
 
 
 def walk_graph(
@@ -431,15 +413,72 @@ def _beam(
     return ended
 
 
-def _best_first(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` best ``scores`` (at least; ties at the cut all kept), best
-    first, ties in index order: ``np.argsort(-scores, kind="stable")[:k]`` and any tied
-    continuation, in O(n) for ``n`` >> ``k`` (a hub's steps)."""
-    if len(scores) <= k:
-        return np.argsort(-scores, kind="stable")
-    cut = np.partition(scores, len(scores) - k)[len(scores) - k]  # the k-th largest
-    top = np.flatnonzero(scores >= cut)  # index order
-    return top[np.argsort(-scores[top], kind="stable")]
+@dataclass(frozen=True)
+class _NodeSteps:
+    """One node's steps grouped by step relation, as :class:`~lokg.kg.graph.StepIndex`
+    lists them (``[d]`` arrays: triple ids, inverse flags, step relations, far ends, listing
+    order); group ``g`` is the steps ``start[g]:start[g] + count[g]`` of relation
+    ``relation[g]``, scored alike by the vocabulary-normalised walk, whose ``-log deg_r(u)``
+    is ``neg_log_deg[g]``."""
+
+    triple: np.ndarray
+    inverse: np.ndarray
+    step_relation: np.ndarray
+    far: np.ndarray
+    order: np.ndarray
+    relation: np.ndarray
+    start: np.ndarray
+    count: np.ndarray
+    neg_log_deg: np.ndarray
+
+    @classmethod
+    def of(cls, index: StepIndex, u: int, max_fanout: int | None, seed: int) -> _NodeSteps:
+        """``u``'s steps: slices of ``index``, or, when ``max_fanout`` samples them, the
+        same seeded sample as :func:`_sampled_steps` (``deg_r(u)`` then counts the sample)."""
+        a, b = index.ptr[u], index.ptr[u + 1]
+        arrays = (index.triple, index.inverse, index.relation, index.far, index.order)
+        keep = _fanout_sample(int(b - a), u, max_fanout, seed)  # listing-order indices
+        if keep is None:
+            g0, g1 = index.group_ptr[u], index.group_ptr[u + 1]
+            bounds = index.group_start[g0 : g1 + 1] - a
+            relation = index.group_relation[g0:g1]
+            steps = tuple(x[a:b] for x in arrays)
+        else:
+            at = np.empty(b - a, dtype=np.int64)
+            at[index.order[a:b]] = np.arange(b - a)  # listing order -> grouped position
+            picked = a + np.sort(at[keep])  # still grouped, in listing order within a group
+            steps = tuple(x[picked] for x in arrays)
+            rel = steps[2]
+            bounds = np.r_[np.flatnonzero(np.r_[True, rel[1:] != rel[:-1]]), len(rel)]
+            relation = rel[bounds[:-1]]
+        count = np.diff(bounds)
+        return cls(*steps, relation, bounds[:-1], count, -np.log(count.astype(np.float64)))
+
+    def best(self, group_scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best steps given each group's score (``[G]``): their positions and
+        scores, best first, ties in listing order (the prefix of a stable sort of all the
+        node's steps), without touching the steps of groups that cannot be among them."""
+        rank = np.argsort(-group_scores, kind="stable")
+        picked, scores, need, i = [], [], k, 0
+        while need > 0 and i < len(rank):
+            j = i + 1  # groups tied with rank[i]
+            while j < len(rank) and group_scores[rank[j]] == group_scores[rank[i]]:
+                j += 1
+            if j == i + 1:  # one group: its first steps, already in listing order
+                g = rank[i]
+                pos = np.arange(self.start[g], self.start[g] + min(need, self.count[g]))
+            else:  # tied groups: their steps merged in listing order
+                pos = np.concatenate(
+                    [np.arange(self.start[g], self.start[g] + self.count[g]) for g in rank[i:j]]
+                )
+                pos = pos[np.argsort(self.order[pos], kind="stable")][:need]
+            picked.append(pos)
+            scores.append(np.full(len(pos), group_scores[rank[i]]))
+            need -= len(pos)
+            i = j
+        if not picked:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        return np.concatenate(picked), np.concatenate(scores)
 
 
 def beam_walk(
@@ -452,15 +491,17 @@ def beam_walk(
     both_directions: bool = True,
     max_fanout: int | None = None,
     seed: int = 0,
-    step_cache: dict[int, tuple[np.ndarray, ...]] | None = None,
+    step_cache: dict[int, _NodeSteps] | None = None,
 ) -> tuple[WalkGraph, list[Walk]]:
     """:func:`beam_search` for the vocabulary-normalised walk, building only the steps it
     keeps.  A step's log-probability there is ``hop_logp[t, r] - log deg_r(u)``
     (:func:`~lokg.models.components.path_gat.vocabulary_log_probs`): it needs the step's
     relation and its node's steps, not the L-hop ball, so a hub three hops out costs nothing
-    unless the beam reaches it.  A node the beam reaches is scored in one vectorised pass
-    over its steps, and only its ``beam_width`` best steps become candidates (the hop keeps
-    ``beam_width`` in all, so no other step of that node could be kept); the hop's
+    unless the beam reaches it.  Steps of one relation at one node score alike, so a node
+    the beam reaches is scored once per step relation it has
+    (:meth:`~lokg.kg.graph.KnowledgeGraph.steps_by_relation` groups its steps), whatever
+    its degree, and only its ``beam_width`` best steps are read and become candidates (the
+    hop keeps ``beam_width`` in all, so no other step of that node could be kept); the hop's
     candidates are ranked in one stable sort (ties in beam, then step order, as in
     :func:`beam_search`) and only the kept ones are built.  Returns the graph of the kept
     steps (what :func:`answers_of` and the retriever read; ``depth`` is the hop at which a
@@ -471,7 +512,7 @@ def beam_walk(
         hop_logp: ``[L, 2R]`` log P_t(r | q), columns the step relations (``r``, ``r + R``;
             :func:`~lokg.models.components.path_gat.widen_to_step_relations`).
         hop_stop: ``[L]`` log P_t(stop | q) (entry 0 unused).
-        step_cache: entity id -> its steps' arrays, kept across calls by the caller (the
+        step_cache: entity id -> its grouped steps, kept across calls by the caller (the
             steps of a node depend only on the graph and the walk settings, not on the
             question); ``None``: none kept.
     """
@@ -481,35 +522,28 @@ def beam_walk(
     tids: list[int] = []
     inv: list[bool] = []
     rels: list[int] = []
-    # per entity: (triple ids, inverse flags, step relations, far ends, -log deg_r(u));
+    index = kg.steps_by_relation(both_directions)
     # `mine` holds this call's own references, so a caller clearing the shared cache (another
-    # thread's question) cannot pull arrays from under a running walk
+    # thread's question) cannot pull a node's steps from under a running walk
     shared = {} if step_cache is None else step_cache
-    mine: dict[int, tuple[np.ndarray, ...]] = {}  # local node -> its arrays
-    made: dict[tuple[int, int], int] = {}  # (local node, its j-th step) -> step index
+    mine: dict[int, _NodeSteps] = {}  # local node -> its steps
+    made: dict[tuple[int, int], int] = {}  # (local node, its step's position) -> step index
 
-    def node_steps(u: int) -> tuple[np.ndarray, ...]:
-        if u in mine:
-            return mine[u]
-        x = int(nodes[u])
-        arrays = shared.get(x)
-        if arrays is None:
-            # contiguous slices of the CSR-ordered arrays, sampled as _sampled_steps samples
-            t_ids, flags, rel, other = _csr_steps(kg, x, both_directions)
-            keep = _fanout_sample(len(t_ids), x, max_fanout, seed)
-            if keep is not None:
-                t_ids, flags, rel, other = t_ids[keep], flags[keep], rel[keep], other[keep]
-            deg = np.bincount(rel)[rel].astype(np.float64) if len(rel) else np.zeros(0)
-            arrays = shared[x] = (t_ids, flags, rel, other, -np.log(deg))
-        mine[u] = arrays
-        return arrays
+    def node_steps(u: int) -> _NodeSteps:
+        if u not in mine:
+            x = int(nodes[u])
+            if x not in shared:
+                shared[x] = _NodeSteps.of(index, x, max_fanout, seed)
+            mine[u] = shared[x]
+        return mine[u]
 
     def step(u: int, j: int) -> int:
-        """Index of ``u``'s ``j``-th step in the graph being built (added on first use)."""
+        """Index of ``u``'s step at position ``j`` in the graph being built (added on first
+        use)."""
         e = made.get((u, j))
         if e is None:
-            t_ids, flags, rel, other, _ = mine[u]
-            v = int(other[j])
+            steps = mine[u]
+            v = int(steps.far[j])
             if v not in local:
                 local[v] = len(nodes)
                 nodes.append(v)
@@ -517,33 +551,33 @@ def beam_walk(
             e = made[(u, j)] = len(src)
             src.append(u)
             dst.append(local[v])
-            tids.append(int(t_ids[j]))
-            inv.append(bool(flags[j]))
-            rels.append(int(rel[j]))
+            tids.append(int(steps.triple[j]))
+            inv.append(bool(steps.inverse[j]))
+            rels.append(int(steps.step_relation[j]))
         return e
 
     beam: list[tuple[float, int, tuple[int, ...]]] = [(0.0, 0, ())]
     ended: list[Walk] = []
     for t in range(max_hops):
-        # per beam entry, its node's best steps: (entry, step j) and the path's new score
+        # per beam entry, its node's best steps: (entry, step position) and the new score
         scores, entry, which = [], [], []
         for b, (score, u, path) in enumerate(beam):
             if t > 0:
                 ended.append(Walk(path, score + float(hop_stop[t])))
-            t_ids, flags, rel, _, neg_log_deg = node_steps(u)
-            if not len(t_ids):
-                continue
-            lp = hop_logp[t, rel] + neg_log_deg  # [deg(u)]
-            order = _best_first(lp, beam_width + 1)  # + 1: one may be the straight-back step
+            steps = node_steps(u)
+            group_lp = hop_logp[t, steps.relation] + steps.neg_log_deg  # [G]
+            # + 1: one of them may be the straight-back step
+            pos, lp = steps.best(group_lp, beam_width + 1)
             if path:  # no step straight back along the previous one (a self-loop may repeat)
                 p = path[-1]
                 if src[p] != dst[p]:
-                    back = (t_ids[order] == tids[p]) & (flags[order] != inv[p])
-                    order = order[~back]
-            order = order[:beam_width]
-            scores.append(score + lp[order])
-            entry.append(np.full(len(order), b))
-            which.append(order)
+                    back = (steps.triple[pos] == tids[p]) & (steps.inverse[pos] != inv[p])
+                    pos, lp = pos[~back], lp[~back]
+            if not len(pos):
+                continue
+            scores.append(score + lp[:beam_width])
+            entry.append(np.full(len(scores[-1]), b))
+            which.append(pos[:beam_width])
         if not scores:
             beam = []
             break

@@ -119,3 +119,31 @@ def test_with_relations_merges_through_phi_and_deduplicates():
 def test_entity_name_falls_back_to_label_with_spaces():
     g = KnowledgeGraph.from_labeled_triples([("ludwig_ii_of_bavaria", "parents", "max")])
     assert g.entity_name(g.entities["ludwig_ii_of_bavaria"]) == "ludwig ii of bavaria"
+
+
+def test_steps_by_relation_groups_each_nodes_steps_by_hand():
+    """a's steps listed out-edges then in-edges: 0 (a r1 b), 1 (a r0 c), 2 (a r1 a) out;
+    3 (b r1 a), 4 (a r1 a), 5 (c r0 a) in. Grouped by step relation (r, or r + R walked
+    backwards), one relation's steps in listing order."""
+    kg = KnowledgeGraph.from_labeled_triples(
+        [("a", "r1", "b"), ("a", "r0", "c"), ("b", "r1", "a"), ("a", "r1", "a"), ("c", "r0", "a")]
+    )
+    a, b, c = (kg.entities[x] for x in "abc")
+    r0, r1, big_r = kg.relations["r0"], kg.relations["r1"], kg.num_relations
+    ix = kg.steps_by_relation(both_directions=True)
+    s, e = ix.ptr[a], ix.ptr[a + 1]
+    groups = slice(ix.group_ptr[a], ix.group_ptr[a + 1])
+    rels = [r0, r1, r0 + big_r, r1 + big_r]
+    assert sorted(rels) == rels and ix.group_relation[groups].tolist() == rels
+    bounds = ix.group_start[ix.group_ptr[a] : ix.group_ptr[a + 1] + 1]
+    assert np.diff(bounds).tolist() == [1, 2, 1, 2]
+    assert ix.order[s:e].tolist() == [1, 0, 2, 5, 3, 4]
+    assert ix.far[s:e].tolist() == [c, b, a, c, b, a]
+    assert ix.inverse[s:e].tolist() == [False, False, False, True, True, True]
+    assert kg.triples_np[ix.triple[s:e], 1].tolist() == [r0, r1, r1, r0, r1, r1]
+    assert ix.relation[s:e].tolist() == [r0, r1, r1, r0 + big_r, r1 + big_r, r1 + big_r]
+    assert (ix.ptr[1:] - ix.ptr[:-1]).tolist() == (kg.out_degree + kg.in_degree).tolist()
+    fwd = kg.steps_by_relation(both_directions=False)  # out-edges only
+    assert fwd.order[fwd.ptr[a] : fwd.ptr[a + 1]].tolist() == [1, 0, 2]
+    assert fwd.group_relation[fwd.group_ptr[c] : fwd.group_ptr[c + 1]].tolist() == [r0]
+    assert kg.steps_by_relation(True) is ix  # built once

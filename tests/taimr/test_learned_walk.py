@@ -857,6 +857,8 @@ def test_beam_walk_keeps_what_the_unpruned_beam_keeps_on_random_graphs_with_hubs
     kg = KnowledgeGraph.from_labeled_triples(triples)
     L = 3
     hop_logp = rng.normal(size=(L, 2 * kg.num_relations))
+    if seed % 2:  # relations tied at some hops: their steps then compete in listing order
+        hop_logp = np.round(hop_logp)
     hop_stop = rng.normal(size=L)
     topic = kg.entities["e0"]
     for beam, both, fan in itertools.product((1, 3, 8, 64), (True, False), (None, 4)):
@@ -870,21 +872,37 @@ def test_beam_walk_keeps_what_the_unpruned_beam_keeps_on_random_graphs_with_hubs
         assert got == _reference_beam(kg, topic, hop_logp, hop_stop, L, beam, both, fan), beam
 
 
-def test_best_first_is_the_stable_sorts_prefix_with_ties_at_the_cut():
-    """_best_first(s, k) starts with argsort(-s, stable)[:k] and adds only scores tied with
-    the k-th: hand case, then random arrays with many ties (a hub's steps share their
-    relation's score)."""
-    from lokg.taimr.walk import _best_first
+def test_node_steps_best_is_the_prefix_of_a_stable_sort_of_every_step():
+    """_NodeSteps.best(group scores, k) reads only the groups it needs and returns what
+    ``argsort(-step_scores, stable)[:k]`` over all the node's steps in listing order would:
+    a hand case with two tied relations, then random nodes with many ties."""
+    from lokg.taimr.walk import _NodeSteps
 
-    s = np.array([0.1, 0.5, 0.5, 0.2, 0.5, -1.0])
-    assert _best_first(s, 2).tolist() == [1, 2, 4]  # the third 0.5 ties with the 2nd best
-    assert _best_first(s, 4).tolist() == [1, 2, 4, 3]
-    assert _best_first(s, 10).tolist() == [1, 2, 4, 3, 0, 5]
+    # listing order:      0   1   2   3   4   5     (relations b a b c a b)
+    kg = KnowledgeGraph.from_labeled_triples([("u", r, f"v{i}") for i, r in enumerate("babcab")])
+    u = kg.entities["u"]
+    steps = _NodeSteps.of(kg.steps_by_relation(False), u, None, 0)
+    names = [kg.relations.label(int(r)) for r in steps.relation]
+    assert names == ["a", "b", "c"] and steps.count.tolist() == [2, 3, 1]
+    assert steps.neg_log_deg == pytest.approx(-np.log([2, 3, 1]))
+    # a and b tied: their steps merge in listing order 0 (b) 1 (a) 2 (b) 4 (a) 5 (b)
+    pos, lp = steps.best(np.array([0.5, 0.5, 0.1]), 4)
+    assert steps.order[pos].tolist() == [0, 1, 2, 4] and lp.tolist() == [0.5] * 4
+    pos, lp = steps.best(np.array([0.2, 0.5, 0.3]), 5)  # b, then c, then a
+    assert steps.order[pos].tolist() == [0, 2, 5, 3, 1] and lp.tolist() == [0.5] * 3 + [0.3, 0.2]
     rng = np.random.default_rng(0)
     for _ in range(200):
-        scores = rng.integers(0, 6, size=rng.integers(1, 60)).astype(float) * -0.5
+        rels = rng.integers(0, 6, size=rng.integers(1, 40))
+        kg = KnowledgeGraph.from_labeled_triples(
+            [("u", f"r{r}", f"v{i}") for i, r in enumerate(rels.tolist())]
+            + [(f"w{i}", f"r{rng.integers(6)}", "u") for i in range(rng.integers(0, 10))]
+        )
+        u, both = kg.entities["u"], bool(rng.integers(2))
+        steps = _NodeSteps.of(kg.steps_by_relation(both), u, None, 0)
+        group_scores = rng.integers(0, 3, size=len(steps.relation)) * -0.5  # many ties
+        per_step = np.repeat(group_scores, steps.count)[np.argsort(steps.order)]
         k = int(rng.integers(1, 20))
-        got, full = _best_first(scores, k), np.argsort(-scores, kind="stable")
-        assert got.tolist() == full[: len(got)].tolist()
-        assert len(got) >= min(k, len(scores))
-        assert (scores[got[min(k, len(scores)) - 1 :]] == scores[got[min(k, len(got)) - 1]]).all()
+        pos, lp = steps.best(group_scores, k)
+        want = np.argsort(-per_step, kind="stable")[:k]
+        assert steps.order[pos].tolist() == want.tolist()
+        assert lp.tolist() == per_step[want].tolist()

@@ -170,9 +170,10 @@ class QuestionLM(nn.Module):
 
     @torch.no_grad()
     def encode(self, texts: Sequence[str]) -> tuple[Tensor, Tensor, Tensor]:
-        was = self.training
+        if not self.training:  # (toggling modes walks every submodule: not per question)
+            return self.forward(texts)
         self.eval()
         try:
             return self.forward(texts)
         finally:
-            self.train(was)
+            self.train()
