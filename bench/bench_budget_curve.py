@@ -70,7 +70,8 @@ def main() -> int:
         "--plot-dir",
         default=None,
         help="also draw <dir>/budget_curve_<data>_<split>.png (coverage and Hits@1 against the "
-        "tokens actually injected, coverage per 1k tokens against B)",
+        "tokens actually injected, coverage per 1k tokens against B; with --limit N, "
+        "..._first<N>.png)",
     )
     ap.add_argument(
         "--variant",
@@ -139,8 +140,10 @@ def main() -> int:
     if args.plot_dir:
         from lokg.eval.plots import plot_budget_curves
 
-        png = Path(args.plot_dir) / f"budget_curve_{args.data}_{args.split}.png"
-        plot_budget_curves(rows, png, title=f"{args.data} / {args.split} (retriever-only)")
+        subset = f"_first{args.limit}" if args.limit else ""  # never overwrites the full split's
+        png = Path(args.plot_dir) / f"budget_curve_{args.data}_{args.split}{subset}.png"
+        scope = f"{args.split}, first {args.limit} questions" if args.limit else args.split
+        plot_budget_curves(rows, png, title=f"{args.data} / {scope} (retriever-only)")
         print(f"figure: {png}")
     return 1 if any(r["over_budget"] for r in rows) else 0
 
