@@ -485,6 +485,8 @@ class StepIndex:
 
     @classmethod
     def build(cls, kg: KnowledgeGraph, both_directions: bool = True) -> StepIndex:
+        """``kg``'s index: its steps listed from the CSR arrays, then one stable sort by
+        (node, step relation). O(S log S); 4.3 s at 10M triples both ways (bench_scale)."""
         t, n, r = kg.triples_np, kg.num_entities, kg.num_relations
         out_deg = np.diff(kg.out_ptr)
         # (CSR ptr, triple ids, far-end column, relation offset, index of the node's first step)
