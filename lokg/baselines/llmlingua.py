@@ -46,6 +46,8 @@ __all__ = ["LLMLinguaEncoder", "load_gguf_causal_lm", "perplexity", "seed_tiktok
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 #: a loaded model with a higher perplexity on the sanity sentence is refused (tied: ~13)
 MAX_SANITY_PERPLEXITY = 200.0
+#: whole-context perplexities kept by the compressor (a scalar each; cleared when full)
+CONTEXT_PPL_CACHE_SIZE = 1_000_000
 SANITY_SENTENCE = "The capital of France is Paris, and the capital of Germany is Berlin."
 
 
@@ -132,6 +134,27 @@ def _compressor(gguf_path: Path):
             self.context_idxs = []
             self.max_position_embeddings = model.config.max_position_embeddings
             self.sanity_perplexity = ppl
+            self.context_ppl_cache = {}
+
+        def get_condition_ppl(
+            self, text, question, condition_in_question="none", granularity="sentence"
+        ):
+            """The parent's, memoised for whole-context (``granularity="sentence"``) scores.
+
+            The context-level filter scores each line with one forward pass whatever the
+            target, so a line met again (another budget, another question) costs nothing.
+            Eval mode, no dropout: the value is a function of the key, so results are the same.
+            """
+            if granularity != "sentence":
+                return super().get_condition_ppl(text, question, condition_in_question, granularity)
+            key = (text, question if condition_in_question != "none" else "", condition_in_question)
+            ppl = self.context_ppl_cache.get(key)
+            if ppl is None:
+                if len(self.context_ppl_cache) >= CONTEXT_PPL_CACHE_SIZE:
+                    self.context_ppl_cache.clear()
+                ppl = super().get_condition_ppl(text, question, condition_in_question, granularity)
+                self.context_ppl_cache[key] = ppl
+            return ppl
 
     return GGUFPromptCompressor(model_name=str(gguf_path), device_map="cpu")
 

@@ -72,3 +72,32 @@ def test_real_llmlingua_with_smollm2_from_the_gguf_compresses_under_b(people):
     assert ctx.report["compressed"] and ctx.naive_tokens > 200
     assert 0 < ctx.num_tokens <= 60
     assert ctx.report["achieved_tokens"] < ctx.naive_tokens  # it did compress
+
+
+@pytest.mark.slow
+@needs_llmlingua
+def test_a_line_is_scored_once_across_budgets_and_the_result_is_unchanged(people):
+    """The context-level filter's per-line perplexity is memoised: a second budget over the
+    same lines runs no context-level forward pass, and gives what a fresh compressor gives."""
+    enc = LLMLinguaEncoder()
+    compressor = enc.compressor
+    forwards: list[str] = []
+    score = type(compressor).__mro__[1].get_condition_ppl  # the parent's, uncached
+
+    def counted(self, text, question, condition_in_question="none", granularity="sentence"):
+        forwards.append(granularity)
+        return score(self, text, question, condition_in_question, granularity)
+
+    type(compressor).__mro__[1].get_condition_ppl = counted
+    try:
+        first = enc.encode(people, list(range(30)), budget=60)
+        assert forwards.count("sentence") == 30  # one per line
+        forwards.clear()
+        second = enc.encode(people, list(range(30)), budget=90)
+        assert forwards.count("sentence") == 0
+        compressor.context_ppl_cache.clear()
+        fresh = enc.encode(people, list(range(30)), budget=90)
+    finally:
+        type(compressor).__mro__[1].get_condition_ppl = score
+    assert forwards.count("sentence") == 30
+    assert second.text == fresh.text and first.num_tokens <= 60 < second.num_tokens <= 90
