@@ -54,3 +54,18 @@ def test_pipeline_evidence_fits_b_for_kaping_and_oracle(bag_encoder, reader_doub
                                (OracleRetriever(kg), TruncateEncoder())):  # fmt: skip
         out = LOKG(retriever, encoder, reader_double, budget=budget).answer(q)
         assert out.evidence_tokens == count_tokens(out.context.text) <= budget
+
+
+@settings(max_examples=40, deadline=None)
+@given(TRIPLES, st.integers(1, 120), st.integers(0, 5), st.integers(1, 4))
+def test_graphrag_local_tables_fit_their_share(triples, budget, mapped, top_k):
+    from lokg.baselines.graphrag import degrees, local_tables
+    from lokg.tokens import get_tokenizer
+
+    kg = KnowledgeGraph.from_labeled_triples(triples)
+    ids = list(range(kg.num_triples))
+    selected = list(range(min(mapped, kg.num_entities)))
+    tok = get_tokenizer()
+    tables = local_tables(kg, ids, selected, degrees(kg, ids), budget, top_k, tok)
+    assert tok.count(tables.text) <= budget
+    assert tables.covered <= len(selected) and len(tables.entities) <= len(selected)

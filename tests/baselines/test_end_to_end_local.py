@@ -66,7 +66,7 @@ def build(name, kg, encoder, client, root):
         tog = ToGRetriever(kg, encoder, client, width=2, depth=2, max_tokens=24)
         return tog, ToGEncoder(), "tog", False
     if name == "graphrag":
-        ret = GraphRAGRetriever(kg, encoder, client, top_communities=1, report_max_tokens=24,
+        ret = GraphRAGRetriever(kg, encoder, client, report_max_tokens=24, context_tokens=BUDGET,
                                 cache_dir=root / "reports")  # fmt: skip
         return ret, TruncateEncoder(), "graphrag", False
     if name == "taimr_llmlingua":
