@@ -479,7 +479,8 @@ class GraphRAGRetriever(Retriever):
         the question (GraphRAG matches entity description embeddings; a KG entity has only its
         name)."""
         included = list(dict.fromkeys(topics))
-        rest = [e for e in graph.nodes if e not in set(included)]
+        taken = set(included)
+        rest = [e for e in graph.nodes if e not in taken]
         if not rest or self.top_k_entities == 0:
             return included
         q = self.encoder.encode([question.text], kind="query")[0]
