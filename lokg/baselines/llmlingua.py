@@ -46,7 +46,7 @@ __all__ = ["LLMLinguaEncoder", "load_gguf_causal_lm", "perplexity", "seed_tiktok
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 #: a loaded model with a higher perplexity on the sanity sentence is refused (tied: ~13)
 MAX_SANITY_PERPLEXITY = 200.0
-#: whole-context perplexities kept by the compressor (a 0-d tensor each, ~0.3 kB; cleared when full)
+#: whole-context perplexities kept by the compressor (a 0-d tensor each; cleared when full)
 CONTEXT_PPL_CACHE_SIZE = 100_000
 SANITY_SENTENCE = "The capital of France is Paris, and the capital of Germany is Berlin."
 
