@@ -6,6 +6,13 @@ Usage:
     ``python bench/bench_scos.py planted [--data pql2h pql3h] [--synthetic-triples N]
     [--seed 0] [override ...]``
     ``python bench/bench_scos.py jaccard [--data pql2h pql3h] [--seed 1]``
+    ``python bench/bench_scos.py weights [--data pql2h pql3h] [--seed 1] [--step 0.1]``
+
+``weights`` (issue 10): on the same plant, every pair of relations scored by Eq. (3) with
+each weight triple of a grid (step 0.1 by default, the paper's included); for each, the one
+theta_base with precision >= 0.95 on every KB and the highest minimum recall over the KBs
+(pairwise, as ``jaccard``: an upper bound on the greedy loop), best triples first.  Last
+line ``weights_best w=... theta_base=... min_recall=... paper_w_min_recall=...``.
 
 ``jaccard`` (issue 10, a variant not adopted): on the same plant, every pair of relations
 with NMI > 0.3 scored by Eq. (3) with the paper's Jaccard over head ∪ tail and with
@@ -203,8 +210,34 @@ def _signals_line(kg: KnowledgeGraph, a: int, b: int, module, result: SCOSResult
     )
     return (
         f"{kg.relations.label(a)} ~ {kg.relations.label(b)}: sim {s.similarity:.3f} vs "
-        f"theta {s.threshold:.3f} (NMI {s.nmi:.2f} J {s.jaccard:.2f} cos {s.cosine:.2f})"
+        f"theta {s.threshold:.3f} (NMI {s.nmi:.2f} J {s.jaccard:.2f} cos {s.cosine:.2f}; "
+        f"tied {_tied_share(kg, a, b):.2f})"
     )
+
+
+def _variant(text: str) -> dict:
+    """``"min_support=3,theta_base=0.7"`` -> ``{"min_support": 3, "theta_base": 0.7}``."""
+    import yaml
+
+    out = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"--variant {text!r}: expected key=value[,key=value...]")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def _tied_share(kg: KnowledgeGraph, a: int, b: int) -> float:
+    """Share of the entities of relations ``a`` and ``b`` that some other relation also uses.
+
+    Where it is near 0 only the two relations' own triples place their entities, so TransE has
+    nothing to align ``e_a`` and ``e_b`` by and the pair's cosine is whatever training left.
+    """
+    t = kg.triples_np
+    own = np.isin(t[:, 1], (a, b))
+    ents = np.unique(t[own][:, [0, 2]])
+    return float(np.isin(ents, t[~own][:, [0, 2]]).mean()) if len(ents) else 0.0
 
 
 def planted(args: argparse.Namespace) -> None:
@@ -251,13 +284,22 @@ def planted(args: argparse.Namespace) -> None:
             f"{len(found)}, planted recovered {len(hit)}/{len(truth)}: "
             f"precision {precision:.3f} recall {recall:.3f}"
         )
-        for theta in args.theta_grid:
-            res_t, _ = _scos(pk.kg, module, cfg, theta_base=theta)
+        grid = [(f"theta_base {t:.2f}", {"theta_base": t}) for t in args.theta_grid]
+        grid += [(v, _variant(v)) for v in args.variant]
+        for label, overrides in grid:
+            res_t, _ = _scos(pk.kg, module, cfg, **overrides)
             f_t = merged_pairs(res_t)
             h_t = len(f_t & truth)
             print(
-                f"   theta_base {theta:.2f}: merged pairs {len(f_t)}, precision "
+                f"   {label}: merged pairs {len(f_t)}, precision "
                 f"{h_t / len(f_t) if f_t else 1.0:.3f} recall {h_t / len(truth):.3f}"
+            )
+        tied = {pair: _tied_share(pk.kg, *pair) for pair in truth}
+        if hit and truth - found:
+            print(
+                "   tied share (entities another relation also uses), median: recovered "
+                f"{np.median([tied[p] for p in hit]):.2f}, missed "
+                f"{np.median([tied[p] for p in truth - found]):.2f}"
             )
         for a, b in sorted(truth - found):
             print("   missed  " + _signals_line(pk.kg, a, b, module, result))
@@ -448,8 +490,43 @@ def _ratio(value: float, base: float) -> str:
     return f"{_share(value, base):.3f}"
 
 
-def jaccard_variants(args: argparse.Namespace) -> None:
-    """Module doc, ``jaccard``."""
+@dataclass(frozen=True)
+class PairTable:
+    """Every candidate pair of one planted KB, scored pairwise (before the greedy loop).
+
+    Arrays are ``[P]`` over the pairs ``(ii[p], jj[p])``, ``ii < jj`` original relation ids.
+    """
+
+    data: str
+    ii: np.ndarray
+    jj: np.ndarray
+    nmi: np.ndarray  # Eq. (3)'s NMI term
+    cos: np.ndarray  # cosine of the TransE relation vectors
+    j_union: np.ndarray  # the paper's Jaccard, head ∪ tail
+    j_head: np.ndarray
+    j_tail: np.ndarray
+    factor: np.ndarray  # Eq. (5)'s min(1 + eps delta, 1 / theta_base) factor at theta_base 1
+    planted: np.ndarray  # [P] bool
+    num_truth: int
+
+    def precision_recall(self, sim: np.ndarray, theta_base: float) -> tuple[float, float]:
+        """Precision and recall of the pairs whose ``sim`` reaches Eq. (5) at ``theta_base``."""
+        merged = sim / self.factor >= theta_base  # sim >= theta_base * factor
+        tp, fp = int(merged[self.planted].sum()), int(merged[~self.planted].sum())
+        return tp / max(tp + fp, 1), tp / self.num_truth
+
+    def best_recall(self, sim: np.ndarray, grid: np.ndarray) -> tuple[float, float, float]:
+        """``(theta_base, precision, recall)``: the best recall at precision >= 0.95."""
+        best = (float("nan"), 1.0, 0.0)
+        for b in grid:
+            prec, rec = self.precision_recall(sim, float(b))
+            if prec >= 0.95 and rec > best[2]:
+                best = (float(b), prec, rec)
+        return best
+
+
+def _pair_table(data: str, k: int, seed: int, min_nmi: float) -> PairTable:
+    """Plant ``k`` synonyms in ``data``'s KB, train TransE, score pairs with NMI > ``min_nmi``."""
     from _data import compose, load_datamodule
 
     from lokg.data.synthetic import plant_synonyms
@@ -457,52 +534,109 @@ def jaccard_variants(args: argparse.Namespace) -> None:
     from lokg.scos.merge import _Clusters, _nmi_pairs
     from lokg.scos.similarity import adaptive_threshold, cosine_similarity
 
+    cfg = _train_config(data, [])
+    pk = plant_synonyms(load_datamodule(compose(data)).kg, k, 20, seed=seed)
+    kg, truth = pk.kg, pk.synonym_pair_set()
+    module, _ = _fit(kg, cfg, seed, None)
+    c = cfg.scos
+    types = entity_types(
+        kg, c.entity_types, c.type_relation, module.entity_embeddings(), c.num_entity_types
+    )
+    st = _Clusters(kg, module.relation_embeddings(), types)
+    heads: list[set[int]] = [set() for _ in range(st.R)]
+    tails: list[set[int]] = [set() for _ in range(st.R)]
+    for h, r, t in kg.unique_triples().tolist():
+        heads[r].add(h)
+        tails[r].add(t)
+    ii, jj = np.triu_indices(st.R, 1)
+    nmi = _nmi_pairs(*st.dist_csr(), ii, jj)
+    keep = nmi > min_nmi
+    ii, jj, nmi = ii[keep], jj[keep], nmi[keep]
+
+    def jac(x: set, y: set) -> float:
+        return len(x & y) / len(x | y) if x or y else 0.0
+
+    pairs = list(zip(ii.tolist(), jj.tolist(), strict=True))
+    return PairTable(
+        data=data,
+        ii=ii,
+        jj=jj,
+        nmi=nmi,
+        cos=cosine_similarity(st.emb, st.emb)[ii, jj],
+        j_union=np.array([jac(heads[a] | tails[a], heads[b] | tails[b]) for a, b in pairs]),
+        j_head=np.array([jac(heads[a], heads[b]) for a, b in pairs]),
+        j_tail=np.array([jac(tails[a], tails[b]) for a, b in pairs]),
+        factor=adaptive_threshold(st.entropy[ii], st.entropy[jj], 1.0, float(c.epsilon)),
+        planted=np.array([pair in truth for pair in pairs], dtype=bool),
+        num_truth=len(truth),
+    )
+
+
+def jaccard_variants(args: argparse.Namespace) -> None:
+    """Module doc, ``jaccard``."""
+    grid = np.round(np.arange(0.40, 0.80, 0.01), 2)
     for data in args.data:
-        cfg = _train_config(data, [])
-        pk = plant_synonyms(load_datamodule(compose(data)).kg, args.k, 20, seed=args.seed)
-        kg, truth = pk.kg, pk.synonym_pair_set()
-        module, _ = _fit(kg, cfg, args.seed, None)
-        c = cfg.scos
-        types = entity_types(
-            kg, c.entity_types, c.type_relation, module.entity_embeddings(), c.num_entity_types
-        )
-        st = _Clusters(kg, module.relation_embeddings(), types)
-        heads: list[set[int]] = [set() for _ in range(st.R)]
-        tails: list[set[int]] = [set() for _ in range(st.R)]
-        for h, r, t in kg.unique_triples().tolist():
-            heads[r].add(h)
-            tails[r].add(t)
-        ii, jj = np.triu_indices(st.R, 1)
-        nmi = _nmi_pairs(*st.dist_csr(), ii, jj)
-        keep = nmi > 0.3
-        ii, jj, nmi = ii[keep], jj[keep], nmi[keep]
-        cos = cosine_similarity(st.emb, st.emb)[ii, jj]
-        # Eq. (5) with theta_base = 1: a pair merges at theta_base b iff sim / factor >= b
-        factor = adaptive_threshold(st.entropy[ii], st.entropy[jj], 1.0, float(c.epsilon))
-
-        def jac(x: set, y: set) -> float:
-            return len(x & y) / len(x | y) if x or y else 0.0
-
-        pairs = list(zip(ii.tolist(), jj.tolist(), strict=True))
-        ju = np.array([jac(heads[a] | tails[a], heads[b] | tails[b]) for a, b in pairs])
-        jh = np.array([jac(heads[a], heads[b]) for a, b in pairs])
-        jt = np.array([jac(tails[a], tails[b]) for a, b in pairs])
-        planted_ = np.array([pair in truth for pair in pairs])
-        print(f"== {data} (seed {args.seed}): {len(ii)} pairs with NMI > 0.3, {planted_.sum()} "
-              f"of {len(truth)} planted among them")  # fmt: skip
-        w1, w2, w3 = (float(w) for w in c.weights)
-        variants = {"union (paper)": ju, "max(head, tail)": np.maximum(jh, jt),
-                    "mean(head, tail)": (jh + jt) / 2, "tail only": jt}  # fmt: skip
+        tab = _pair_table(data, args.k, args.seed, min_nmi=0.3)
+        print(f"== {data} (seed {args.seed}): {len(tab.ii)} pairs with NMI > 0.3, "
+              f"{tab.planted.sum()} of {tab.num_truth} planted among them")  # fmt: skip
+        w1, w2, w3 = (float(w) for w in _train_config(data, []).scos.weights)
+        variants = {
+            "union (paper)": tab.j_union,
+            "max(head, tail)": np.maximum(tab.j_head, tab.j_tail),
+            "mean(head, tail)": (tab.j_head + tab.j_tail) / 2,
+            "tail only": tab.j_tail,
+        }
         for name, j in variants.items():
-            ratio = (w1 * nmi + w2 * j + w3 * cos) / factor
-            best = (float("nan"), 1.0, 0.0)
-            for b in np.round(np.arange(0.40, 0.80, 0.01), 2):
-                tp, fp = int((ratio >= b)[planted_].sum()), int((ratio >= b)[~planted_].sum())
-                prec, rec = tp / max(tp + fp, 1), tp / len(truth)
-                if prec >= 0.95 and rec > best[2]:
-                    best = (b, prec, rec)
+            best = tab.best_recall(w1 * tab.nmi + w2 * j + w3 * tab.cos, grid)
             print(f"   Jaccard {name:17s} best recall at precision >= 0.95: {best[2]:.3f} "
                   f"(theta_base {best[0]:.2f}, precision {best[1]:.3f})")  # fmt: skip
+
+
+def weights_sweep(args: argparse.Namespace) -> None:
+    """Module doc, ``weights``."""
+    grid = np.round(np.arange(0.30, 0.95, 0.01), 2)
+    n = round(1 / args.step)
+    triples = [
+        (a * args.step, b * args.step, (n - a - b) * args.step)
+        for a in range(n + 1)
+        for b in range(n + 1 - a)
+    ]
+    paper = tuple(float(w) for w in _train_config(args.data[0], []).scos.weights)
+    if not any(np.allclose(w, paper) for w in triples):
+        triples.append(paper)
+    paper = next(w for w in triples if np.allclose(w, paper))  # the grid's float spelling
+    tables = [_pair_table(data, args.k, args.seed, min_nmi=-1.0) for data in args.data]
+    for tab in tables:
+        print(f"== {tab.data} (seed {args.seed}): {len(tab.ii)} pairs, {tab.num_truth} planted")
+    # per weight triple: the one theta_base with precision >= 0.95 on every KB and the best
+    # minimum recall over the KBs (what a config default must do)
+    best: dict[tuple, tuple[float, list[tuple[float, float]]]] = {}
+    for w in triples:
+        sims = [w[0] * t.nmi + w[1] * t.j_union + w[2] * t.cos for t in tables]
+        best[w] = (float("nan"), [(1.0, 0.0)] * len(tables))
+        for b in grid:
+            pr = [t.precision_recall(sim, float(b)) for t, sim in zip(tables, sims, strict=True)]
+            if min(p for p, _ in pr) >= 0.95 and min(r for _, r in pr) > min(
+                r for _, r in best[w][1]
+            ):
+                best[w] = (float(b), pr)
+
+    def min_recall(w: tuple) -> float:
+        return min(r for _, r in best[w][1])
+
+    ranked = sorted(triples, key=lambda w: -min_recall(w))
+    for w in [*ranked[: args.top], paper]:
+        theta, pr = best[w]
+        cells = "  ".join(
+            f"{t.data} P {p:.3f} R {r:.3f}" for t, (p, r) in zip(tables, pr, strict=True)
+        )
+        tag = "  <- paper" if w == paper else ""
+        print(f"   w = ({w[0]:.2f}, {w[1]:.2f}, {w[2]:.2f}) theta_base {theta:.2f}: {cells}{tag}")
+    top = ranked[0]
+    print(
+        f"weights_best w=({top[0]:.2f},{top[1]:.2f},{top[2]:.2f}) theta_base={best[top][0]:.2f} "
+        f"min_recall={min_recall(top):.3f} paper_w_min_recall={min_recall(paper):.3f}"
+    )
 
 
 def timing(args: argparse.Namespace) -> None:
@@ -515,6 +649,18 @@ def timing(args: argparse.Namespace) -> None:
     for (r0, t0), (r1, t1) in itertools.pairwise(rows):
         model = (r1**2 * math.log(r1)) / (r0**2 * math.log(r0))
         print(f"  {r0:5d} -> {r1:5d}: x{t1 / t0:7.2f}   (model x{model:7.2f})")
+
+
+def _dataset(name: str) -> str:
+    """argparse type of ``--data``: a dataset config name (``configs/data/<name>.yaml``)."""
+    configs = Path(__file__).resolve().parents[1] / "configs" / "data"
+    if not (configs / f"{name}.yaml").is_file() or name.startswith("_"):
+        known = sorted(p.stem for p in configs.glob("*.yaml") if not p.stem.startswith("_"))
+        hint = " (Hydra overrides go before --data)" if "=" in name else ""
+        raise argparse.ArgumentTypeError(
+            f"{name!r} is not a dataset of configs/data/{hint}; expected one of {known}"
+        )
+    return name
 
 
 def main() -> None:
@@ -530,7 +676,7 @@ def main() -> None:
     q.add_argument("--epochs", type=int, default=100)
     q.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("planted")
-    p.add_argument("--data", nargs="*", default=["pql2h", "pql3h"])
+    p.add_argument("--data", nargs="*", type=_dataset, default=["pql2h", "pql3h"])
     p.add_argument("--synthetic-triples", type=int, default=130_000, help="0: no synthetic graph")
     p.add_argument("--k", type=int, default=30, help="planted synonyms per KB")
     p.add_argument("--min-triples", type=int, default=20)
@@ -540,13 +686,26 @@ def main() -> None:
     p.add_argument(
         "--theta-grid", type=float, nargs="*", default=[], help="also print P/R at these theta_base"
     )
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="also print P/R with these scos keys on the same TransE, e.g. min_support=3,"
+        "max_conflict=0.5 (repeatable)",
+    )
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. scos.theta_base=0.6")
     j = sub.add_parser("jaccard")
-    j.add_argument("--data", nargs="*", default=["pql2h", "pql3h"])
+    j.add_argument("--data", nargs="*", type=_dataset, default=["pql2h", "pql3h"])
     j.add_argument("--k", type=int, default=30, help="planted synonyms per KB")
     j.add_argument("--seed", type=int, default=1, help="1: the validation plant")
+    w = sub.add_parser("weights")
+    w.add_argument("--data", nargs="*", type=_dataset, default=["pql2h", "pql3h"])
+    w.add_argument("--k", type=int, default=30, help="planted synonyms per KB")
+    w.add_argument("--seed", type=int, default=1, help="1: the validation plant")
+    w.add_argument("--step", type=float, default=0.1, help="grid step of (w1, w2, w3)")
+    w.add_argument("--top", type=int, default=8, help="weight triples printed per KB")
     e = sub.add_parser("end2end")
-    e.add_argument("--data", nargs="*", default=["pql2h"])
+    e.add_argument("--data", nargs="*", type=_dataset, default=["pql2h"])
     e.add_argument("--k", type=int, default=30, help="planted synonyms per KB")
     e.add_argument("--min-triples", type=int, default=20)
     e.add_argument("--seed", type=int, default=0, help="1 to choose settings, 0 to report")
@@ -572,6 +731,8 @@ def main() -> None:
         end2end(args)
     elif args.command == "jaccard":
         jaccard_variants(args)
+    elif args.command == "weights":
+        weights_sweep(args)
     else:
         quality(args)
 

@@ -24,6 +24,8 @@ PAPER_SETTINGS: dict[str, Any] = {
     "scos.theta_base": 0.75,  # Table 3
     "scos.epsilon": 0.15,  # Table 3
     "scos.weights": [0.4, 0.3, 0.3],  # Table 3: (w1, w2, w3) of Eq. (3)
+    "scos.min_support": 1,  # Sec. 2.3 merges any relation (our guard is beyond the paper)
+    "scos.max_split_z": None,  # Sec. 2.3 has no split test (ours)
     "retriever._target_": "lokg.taimr.build.build_taimr",
     "retriever.attention": "gat",  # Eq. (16) with the trained GAT's alpha
     "retriever.relation_linking": "off",  # the paper has S_topo + S_sem only

@@ -274,6 +274,8 @@ def compress(
             config.weights,
             config.theta_base,
             config.epsilon,
+            int(config.min_support),
+            config.max_split_z,
         )
         labels, merges, total_entropy = outcome.labels, outcome.merges, outcome.total_entropy
         recorded["entity_types_used"] = used_types

@@ -30,6 +30,12 @@ class SCOSConfig:
         num_entity_types: clusters of ``entity_types=transe`` (k-means on TransE entities).
         merge_inverse: also merge inverse pairs with a direction flag (beyond the paper;
             :mod:`lokg.scos.inverse`).
+        min_support: relations with fewer distinct (head, tail) pairs never merge (beyond
+            the paper, whose setting is 1; :mod:`lokg.scos.merge`).
+        max_split_z: refuse to merge two relations whose heads (tails) hold different values
+            in both more often than a random split of one relation would, by more than this
+            many standard deviations (beyond the paper, whose setting is ``None``: no such
+            test; :mod:`lokg.scos.merge`).
     """
 
     mode: str = "greedy"
@@ -40,6 +46,8 @@ class SCOSConfig:
     type_relation: str | None = None
     num_entity_types: int = 32
     merge_inverse: bool = False
+    min_support: int = 1
+    max_split_z: float | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -58,6 +66,12 @@ class SCOSConfig:
         self.weights = weights  # type: ignore[assignment]
         if not 0.0 < self.theta_base <= 1.0:
             raise ValueError(f"scos.theta_base must be in (0, 1], got {self.theta_base}")
+        if isinstance(self.min_support, bool) or int(self.min_support) != self.min_support:
+            raise ValueError(f"scos.min_support must be an integer >= 1, got {self.min_support}")
+        if self.min_support < 1:
+            raise ValueError(f"scos.min_support must be an integer >= 1, got {self.min_support}")
+        if self.max_split_z is not None and not self.max_split_z > 0:
+            raise ValueError(f"scos.max_split_z must be null or > 0, got {self.max_split_z}")
         if self.epsilon < 0:
             raise ValueError(f"scos.epsilon must be >= 0, got {self.epsilon}")
         if self.entity_types == "relation" and not self.type_relation:

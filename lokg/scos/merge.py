@@ -11,6 +11,15 @@ whose upper bound ``w1 * 1 + w2 * Jaccard + w3 * cos`` reaches their threshold (
 the pruning is exact).  Admissible pairs live in a heap with lazy invalidation (a version
 counter per cluster), so a run costs O(|R0|^2 d + P log P) with P <= |R0|^2 admissible pairs,
 plus O(|R0| + incidences of the merged cluster) per merge.
+
+Two guards beyond the paper (both off with its settings; ``scos=lokg`` turns them on,
+docs/design/scos.md "Guards"): ``min_support`` keeps relations with fewer distinct (head, tail)
+pairs out of every merge (with one triple, NMI is trivially 1 and Jaccard one of
+{0, 1/3, 1/2, 1}: the signals of Eq. (3) say nothing), and ``max_split_z`` refuses a pair
+whose heads (or tails) hold different values in both relations far more often than one
+relation split at random under two names would (:meth:`_Clusters.split_excess`): two roles of
+one event (a trade's ``exported_to`` and ``imported_from``) or two attributes of one entity,
+not one relation under two names.
 """
 
 from __future__ import annotations
@@ -162,6 +171,45 @@ class _Clusters:
         self.version[a] += 1
         self.keys[b] = self.ents[b] = None  # type: ignore[call-overload]
 
+    def split_excess(self, a: int, b: int) -> float:
+        """How far two slots share more keys with different values than one relation split at
+        random under two names would: a z-score, the larger of the head and the tail side.
+
+        With the union's pairs, ``s = |P_a| / (|P_a| + |P_b|)`` and ``m_k`` distinct values of
+        key ``k`` in the union, a random split puts ``k`` in both halves (with different
+        values: a split never repeats a pair) with probability
+        ``p_k = 1 - s^m_k - (1 - s)^m_k``.  ``O`` counts the keys in both slots whose value
+        sets differ; ``z = (O - sum p_k) / sqrt(sum p_k (1 - p_k))`` (0 when the variance is
+        0 and ``O`` is not above the mean).  Two roles of one event (each trade has one
+        ``exported_to`` and one ``imported_from``) have ``O`` = every key against an
+        expectation of about half: z grows as sqrt(keys); a split stays near 0; a relation
+        duplicated under two names (same pairs) has ``O`` = 0.
+        """
+        n_a, n_b = len(self.keys[a]), len(self.keys[b])
+        share = n_a / (n_a + n_b)
+        union = np.union1d(self.keys[a], self.keys[b])
+        worst = 0.0
+        for key, value in ((self._head, self._tail), (self._tail, self._head)):
+            _, m = np.unique(key(union), return_counts=True)  # m_k per key of the union
+            p = 1.0 - share**m - (1.0 - share) ** m  # [K] P(key in both halves)
+            ka, kb = key(self.keys[a]), key(self.keys[b])
+            shared = np.intersect1d(ka, kb)
+            pa = (ka * self.E + value(self.keys[a]))[np.isin(ka, shared)]
+            pb = (kb * self.E + value(self.keys[b]))[np.isin(kb, shared)]
+            observed = len(np.unique(np.setxor1d(pa, pb) // self.E))  # shared, values differ
+            mean, var = float(p.sum()), float((p * (1.0 - p)).sum())
+            if var > 0:
+                worst = max(worst, (observed - mean) / np.sqrt(var))
+            elif observed > mean:
+                worst = np.inf
+        return worst
+
+    def _head(self, keys: np.ndarray) -> np.ndarray:
+        return keys // self.E
+
+    def _tail(self, keys: np.ndarray) -> np.ndarray:
+        return keys % self.E
+
     def intersections(self, a: int) -> np.ndarray:
         """``[R]`` |S_a ∩ S_x| for every slot x (indexed by slot id)."""
         rows = self.XT[self.ents[a]]
@@ -177,6 +225,8 @@ def greedy_merge(
     weights: tuple[float, float, float] = (0.40, 0.30, 0.30),
     theta_base: float = 0.75,
     epsilon: float = 0.15,
+    min_support: int = 1,
+    max_split_z: float | None = None,
 ) -> MergeOutcome:
     """Greedy hierarchical merging (Section 2.3) under Eq. (3) similarity, Eq. (5) threshold.
 
@@ -185,6 +235,10 @@ def greedy_merge(
         embeddings: ``[R0, d]`` TransE relation embeddings.
         types: ``[E]`` entity type ids (:func:`lokg.scos.entity_types.entity_types`).
         weights, theta_base, epsilon: Eq. (3) and Eq. (5) hyper-parameters.
+        min_support: relations with fewer distinct (head, tail) pairs never merge (1: the
+            paper; module doc).
+        max_split_z: refuse a pair whose :meth:`_Clusters.split_excess` exceeds this (None:
+            the paper; module doc).
     """
     embeddings = np.asarray(embeddings)
     if embeddings.ndim != 2 or embeddings.shape[0] != kg.num_relations:
@@ -197,6 +251,12 @@ def greedy_merge(
     w1, w2, w3 = weights
     st = _Clusters(kg, embeddings, types)
     R = st.R
+    # [R] may merge at all; a cluster formed of eligible members stays eligible
+    eligible = np.array([len(k) >= min_support for k in st.keys], dtype=bool)
+
+    def allowed(a: int, b: int) -> bool:
+        return max_split_z is None or st.split_excess(a, b) <= max_split_z
+
     total_entropy = float(st.entropy.sum())
     heap: list[tuple] = []
 
@@ -214,6 +274,7 @@ def greedy_merge(
         )
         bound = w1 + w2 * jac + w3 * cos
         upper = np.arange(a0, a1)[:, None] < np.arange(R)[None, :]
+        upper &= eligible[a0:a1, None] & eligible[None, :]
         ii, jj = np.nonzero((bound >= theta - _TOL) & upper)
         nmi = _nmi_pairs(ptr, cols, vals, ii + a0, jj)
         sim = fused_similarity(nmi, jac[ii, jj], cos[ii, jj], weights)
@@ -228,7 +289,10 @@ def greedy_merge(
             theta[ii, jj][ok],
             strict=True,
         ):
-            heap.append((-float(s), int(i), int(j), 0, 0, float(n), float(jc), float(c), float(t)))
+            if allowed(int(i), int(j)):
+                heap.append(
+                    (-float(s), int(i), int(j), 0, 0, float(n), float(jc), float(c), float(t))
+                )
     heapq.heapify(heap)
 
     merges: list[MergeRecord] = []
@@ -257,7 +321,7 @@ def greedy_merge(
         a, b = min(i, j), max(i, j)
         st.merge(a, b)
         # ---- similarities of the new cluster to every remaining cluster
-        others = np.flatnonzero(st.active)
+        others = np.flatnonzero(st.active & eligible)
         others = others[others != a]
         if len(others) == 0:
             break
@@ -278,6 +342,8 @@ def greedy_merge(
         sim_o = fused_similarity(nmi_o, jac_o[cand], cos_o[cand], weights)
         for k in np.flatnonzero(sim_o >= theta_o[cand] - _TOL):
             x = int(others[cand[k]])
+            if not allowed(a, x):
+                continue
             p, q = min(a, x), max(a, x)
             heapq.heappush(
                 heap,
