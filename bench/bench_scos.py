@@ -3,8 +3,8 @@
 Usage:
     ``python bench/bench_scos.py timing [--sizes 100 400 1600 6400] [--triples-per-relation 50]``
     ``python bench/bench_scos.py quality [--kb FILE ...] [--synthetic] [--epochs 100]``
-    ``python bench/bench_scos.py planted [--data pql2h pql3h] [--synthetic-triples N]
-    [--seed 0] [override ...]``
+    ``python bench/bench_scos.py planted [override ...] [--data pql2h pql3h webqsp_evidence
+    cwq_evidence] [--synthetic-triples N] [--seed 0] [--theta-grid T ...] [--variant K=V,...]``
     ``python bench/bench_scos.py jaccard [--data pql2h pql3h] [--seed 1]``
     ``python bench/bench_scos.py weights [--data pql2h pql3h] [--seed 1] [--step 0.1]``
 
@@ -20,13 +20,16 @@ role-aware variants (max and mean of the head-set and tail-set Jaccards, the tai
 and for each the best recall at precision >= 0.95 over theta_base (pairwise, before the
 greedy loop: an upper bound on what the variant could add).
 
-``planted`` (issue 10): on each KB (the package's datasets, and a synthetic graph) pick
-k = 30 relations with >= 20 triples, move a random 30-70 % share of each one's triples to a
-new synonym relation (:func:`lokg.data.synthetic.plant_synonyms`), train TransE on the
-modified KB with ``experiment=train_transe``'s settings, run SCOS with ``configs/scos``
-(overrides such as ``scos.theta_base=0.6`` apply to both), and print precision and recall of
-the recovered pairs, each missed or wrong pair with its three signals, and the merges SCOS
-makes on the unmodified KB.  The last line is ``planted_min precision=<p> recall=<r>``.
+``planted`` (issue 10): on each KB (the package's datasets: PathQuestion's PQL KBs and the
+WebQSP / CWQ Freebase evidence pools, whose relations are many and sparse; and a synthetic
+graph) pick k = 30 relations with >= 20 triples, move a random 30-70 % share of each one's
+triples to a new synonym relation (:func:`lokg.data.synthetic.plant_synonyms`), train TransE
+on the modified KB with ``experiment=train_transe``'s settings, run SCOS with
+``configs/scos`` (overrides such as ``scos.theta_base=0.6`` apply to both), and print
+precision and recall of the recovered pairs (also at each ``--theta-grid`` value and each
+``--variant`` of scos keys, on the same TransE), each missed or wrong pair with its three
+signals and its tied share, and the merges SCOS makes on the unmodified KB.  The last line is
+``planted_min precision=<p> recall=<r>``.
 Settings are chosen with ``--seed 1`` (the validation plant) and reported with ``--seed 0``.
 
 ``quality`` trains TransE (the Lightning module, CPU) on each whole KB file, runs SCOS with the
@@ -676,7 +679,12 @@ def main() -> None:
     q.add_argument("--epochs", type=int, default=100)
     q.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("planted")
-    p.add_argument("--data", nargs="*", type=_dataset, default=["pql2h", "pql3h"])
+    p.add_argument(
+        "--data",
+        nargs="*",
+        type=_dataset,
+        default=["pql2h", "pql3h", "webqsp_evidence", "cwq_evidence"],
+    )
     p.add_argument("--synthetic-triples", type=int, default=130_000, help="0: no synthetic graph")
     p.add_argument("--k", type=int, default=30, help="planted synonyms per KB")
     p.add_argument("--min-triples", type=int, default=20)
