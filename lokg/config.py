@@ -6,7 +6,9 @@ The schemas make Hydra reject unknown top-level keys and wrong types with a clea
 schema's struct flag lifted, so :func:`check_schema_keys` refuses it after composition (the
 entry points and :func:`compose_config` call it): a key that no code reads never passes
 silently. The contents of each config group (``data``, ``model``, ...) are validated by the
-constructors they instantiate.
+constructors they instantiate; :func:`check_target_keys` refuses a key of the embedder,
+retriever or encoder node that its target does not take (the builders take the pipeline's
+shared call-time arguments as ``**_unused``, which would swallow a misspelt key).
 """
 
 from __future__ import annotations
@@ -135,6 +137,42 @@ def check_schema_keys(cfg: Any) -> None:
         raise InputError(
             f"Key {extra[0]!r} not in {schema.__name__!r}: nothing reads it; the top-level "
             f"keys are {', '.join(sorted(known))}"
+        )
+
+
+def check_target_keys(node: Any, group: str) -> None:
+    """Refuse keys of a ``_target_`` config node that its target does not take.
+
+    Hydra passes a node's keys as keyword arguments, so a constructor refuses a misspelt key
+    (with a traceback); a builder that takes shared call-time arguments as ``**_unused``
+    would swallow it. Keys starting with ``_`` are Hydra's; a target whose ``**kwargs`` is
+    not ``_``-prefixed forwards them and is not checked.
+
+    Raises:
+        InputError: ``retriever.top_k_entites: not a setting of build_graphrag; its settings
+            are ...``.
+    """
+    import inspect
+
+    from hydra.utils import get_object
+
+    if node is None or "_target_" not in node:
+        return
+    target = get_object(str(node._target_))
+    params = inspect.signature(target).parameters.values()
+    var_kw = [p.name for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+    if var_kw and not var_kw[0].startswith("_"):
+        return
+    named = [
+        p.name
+        for p in params
+        if p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+    ]
+    unknown = [k for k in node if not str(k).startswith("_") and k not in named]
+    if unknown:
+        raise InputError(
+            f"{group}.{unknown[0]}: not a setting of {getattr(target, '__name__', target)}; "
+            f"its settings are {', '.join(sorted(named))}"
         )
 
 

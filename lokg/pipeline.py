@@ -193,10 +193,13 @@ class LOKG:
         import hydra
 
         from lokg.artifacts import load_graph_artifacts
+        from lokg.config import check_target_keys
         from lokg.llm import build_reader
 
         budget = check_budget(cfg.budget)
         reader = reader if reader is not None else build_reader(cfg.llm)
+        for group in ("embedder", "retriever", "encoder"):
+            check_target_keys(cfg.get(group), group)
         embedder = hydra.utils.instantiate(cfg.embedder)
         make_retriever = hydra.utils.instantiate(cfg.retriever)
         encoder = hydra.utils.instantiate(cfg.encoder)

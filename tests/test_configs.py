@@ -7,6 +7,7 @@ import pytest
 import torch
 from hydra.errors import ConfigCompositionException, MissingConfigException
 
+from lokg.config import check_target_keys
 from lokg.errors import InputError
 from lokg.train import run
 
@@ -165,3 +166,23 @@ def test_an_added_top_level_key_is_refused(make_cfg, name, schema, prefix):
 def test_budget_scope_and_answer_without_evidence_default_to_the_paper(make_cfg):
     cfg = make_cfg("evaluate")
     assert cfg.budget_scope == "evidence" and cfg.answer_without_evidence is False
+
+
+@pytest.mark.parametrize(
+    ("group", "option"),
+    [("retriever", o) for o in options("retriever")]
+    + [("encoder", o) for o in options("encoder")]
+    + [("baseline", o) for o in options("baseline")],
+)
+def test_every_component_config_names_only_settings_its_target_takes(make_cfg, group, option):
+    cfg = make_cfg("evaluate", [f"{group}={option}"])
+    for node in ("embedder", "retriever", "encoder"):
+        check_target_keys(cfg.get(node), node)  # raises on a key the target does not take
+
+
+def test_a_misspelt_component_key_is_refused_naming_it(make_cfg):
+    # build_kaping takes shared call-time arguments as **_unused: without the check, an
+    # added `+retriever.top_kk` would be swallowed and the run would use k_top's default
+    cfg = make_cfg("evaluate", ["baseline=kaping", "+retriever.top_kk=3"])
+    with pytest.raises(InputError, match=r"^retriever\.top_kk: not a setting of build_kaping; "):
+        check_target_keys(cfg.retriever, "retriever")
