@@ -2,7 +2,7 @@
 
 Usage:
     ``python bench/bench_transe.py [--triples 130000] [--entities 43000] [--epochs 3]
-    [--batch-sizes 32 4096] [override ...]``
+    [--batch-sizes 32 4096] [--sparse] [override ...]``
 
 Builds the synthetic power-law KG (:func:`lokg.data.synthetic.make_synthetic_kg`) at the size
 issue 10 names (130k triples, 43k entities: PQL-scale Freebase subsets are ~5k triples, a
@@ -12,6 +12,11 @@ constraint) with each batch size for ``--epochs`` epochs (``--max-steps`` caps t
 runs, whose epoch time is then extrapolated from their steps) and prints triples/s per batch
 size and the speed-up over the first.  The last line is ``transe_epoch_s=<seconds>``, the
 seconds per epoch at the config's batch size (``data.batch_size`` of ``model=transe``).
+
+``--sparse`` also times ``model=transe_sparse`` (sparse embedding gradients, SparseAdam, the
+norm constraint on the batch's entities) at the same batch size, in the same run, and prints
+``transe_sparse_epoch_s=<seconds> sparse_speedup=<dense / sparse>`` last: a dense step costs
+O(|E| d) (Adam and the norm constraint over the whole entity table), a sparse one O(batch d).
 """
 
 from __future__ import annotations
@@ -91,6 +96,7 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=400, help="cap per small-batch run")
     parser.add_argument("--batch-sizes", type=int, nargs="*", default=[32])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sparse", action="store_true", help="also time model=transe_sparse")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. data.batch_size=8192")
     args = parser.parse_args()
 
@@ -126,6 +132,20 @@ def main() -> None:
             flush=True,
         )
     print(f"transe_epoch_s={rows[-1][2]:.3f}")
+    if args.sparse:
+        sparse_cfg = compose_config(
+            "train", ["experiment=train_transe", "model=transe_sparse", *args.overrides], "."
+        )
+        sparse_kwargs = hydra.utils.instantiate(sparse_cfg.model, _partial_=True).keywords
+        rate, epoch_s = measure(
+            kg.triples, sizes, sparse_kwargs, config_batch, args.epochs, args.max_steps, args.seed
+        )
+        print(
+            f"sparse batch {config_batch:6d}: {rate:12,.0f} triples/s  {epoch_s:9.2f} s/epoch; "
+            f"100 epochs {100 * epoch_s / 60:.1f} min",
+            flush=True,
+        )
+        print(f"transe_sparse_epoch_s={epoch_s:.3f} sparse_speedup={rows[-1][2] / epoch_s:.2f}")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 _VOCAB_KEYS = ("num_entities", "num_relations", "dim")
+#: optimizers that take the sparse gradients of ``sparse=True``
+SPARSE_OPTIMIZERS = (torch.optim.SparseAdam, torch.optim.SGD)
 
 
 class TransEModule(pl.LightningModule):
@@ -47,7 +49,11 @@ class TransEModule(pl.LightningModule):
         negative_sampler: ``uniform`` or ``bernoulli``.
         num_negatives: corruptions per positive.
         optimizer: a partial optimizer ``params -> Optimizer`` (Hydra ``_partial_: true``);
-            default Adam(lr=0.01).
+            default Adam(lr=0.01), SparseAdam(lr=0.01) with ``sparse``.
+        sparse: sparse embedding gradients (beyond the paper; ``model=transe_sparse``): a step
+            costs O(batch) instead of O(|E|), and the norm constraint is re-applied to the
+            entities of the batch only (the others did not move). Needs an optimizer that
+            takes sparse gradients (``torch.optim.SparseAdam``, ``SGD``).
 
     Triples: ``train_triples`` (for the Bernoulli statistics) and ``known_triples`` (for the
     filtered metrics) come from the DataModule at ``setup`` (``dm.train_triples``,
@@ -64,10 +70,13 @@ class TransEModule(pl.LightningModule):
         negative_sampler: str = "bernoulli",
         num_negatives: int = 1,
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
+        sparse: bool = False,
     ):
         super().__init__()
         self.save_hyperparameters(logger=False)
-        self.model = TransE(num_entities, num_relations, dim, p_norm, margin)
+        self.model = TransE(num_entities, num_relations, dim, p_norm, margin, sparse)
+        self.sparse = sparse
+        self._touched: torch.Tensor | None = None  # [n] entities of the last batch (sparse)
         self.sampler = NegativeSampler(num_entities, num_relations, negative_sampler, num_negatives)
         self.optimizer_factory = optimizer
         self.filter_index: FilterIndex | None = None
@@ -112,6 +121,9 @@ class TransEModule(pl.LightningModule):
 
     def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
         neg = self.sampler(batch)  # [B, k, 3]
+        if self.sparse:
+            ends = torch.cat([batch[:, [0, 2]].reshape(-1), neg[..., [0, 2]].reshape(-1)])
+            self._touched = torch.unique(ends)
         pos_score = self.model.score(batch)  # [B]
         neg_score = self.model.score(neg)  # [B, k]
         loss = self.model.loss(pos_score, neg_score)
@@ -120,9 +132,10 @@ class TransEModule(pl.LightningModule):
         return loss
 
     def optimizer_step(self, *args: Any, **kwargs: Any) -> None:
-        """Optimizer step, then the TransE constraint ||e||_2 = 1 on every entity."""
+        """Optimizer step, then the TransE constraint ||e||_2 = 1 on every entity (with
+        ``sparse``, on the batch's: no other row moved)."""
         super().optimizer_step(*args, **kwargs)
-        self.model.normalize_entities_()
+        self.model.normalize_entities_(self._touched if self.sparse else None)
 
     def validation_step(self, batch: torch.Tensor, batch_idx: int) -> None:
         if self.filter_index is None:
@@ -139,8 +152,16 @@ class TransEModule(pl.LightningModule):
         self.log("val/hits@10", self.val_hits10, on_step=False, on_epoch=True)
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
-        factory = self.optimizer_factory or functools.partial(torch.optim.Adam, lr=0.01)
-        return factory(params=self.parameters())
+        default = torch.optim.SparseAdam if self.sparse else torch.optim.Adam
+        factory = self.optimizer_factory or functools.partial(default, lr=0.01)
+        optimizer = factory(params=self.parameters())
+        if self.sparse and not isinstance(optimizer, SPARSE_OPTIMIZERS):
+            raise ValueError(
+                f"model.sparse=true needs an optimizer that takes sparse gradients "
+                f"(torch.optim.SparseAdam or SGD), got {type(optimizer).__name__}: set "
+                "model.optimizer._target_=torch.optim.SparseAdam (model=transe_sparse)"
+            )
+        return optimizer
 
     # ------------------------------------------------------------------ checkpoints
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 
+import hydra
 import numpy as np
 import pytest
 import pytorch_lightning as pl
@@ -241,3 +242,49 @@ def test_hydra_config_instantiates_the_module_with_paper_defaults(kg):
     assert module.model.entity.weight.shape == (kg.num_entities, 64)
     optimizer = module.configure_optimizers()
     assert isinstance(optimizer, torch.optim.Adam)
+
+
+def _fit_sgd(kg: KnowledgeGraph, tmp_path, sparse: bool) -> TransEModule:
+    pl.seed_everything(0, workers=True)  # same init, same batches, same negatives
+    module = _module(kg, optimizer=functools.partial(torch.optim.SGD, lr=0.5), sparse=sparse)
+    _trainer(tmp_path, 2).fit(module, _loaders(kg)[0])
+    return module
+
+
+def test_sparse_gradients_train_exactly_like_dense_ones_under_sgd(kg, tmp_path):
+    # SGD moves only rows with a gradient either way; the dense run re-normalises every
+    # entity, the sparse one the batch's (the others are unit-norm already): same weights
+    dense, sparse = _fit_sgd(kg, tmp_path, False), _fit_sgd(kg, tmp_path, True)
+    assert sparse.model.entity.sparse and not dense.model.entity.sparse
+    np.testing.assert_allclose(sparse.entity_embeddings(), dense.entity_embeddings(), atol=1e-6)
+    np.testing.assert_allclose(sparse.relation_embeddings(), dense.relation_embeddings(), atol=1e-6)
+    norms = sparse.model.entity.weight.detach().norm(dim=1)
+    torch.testing.assert_close(norms, torch.ones_like(norms))
+
+
+def test_normalising_the_touched_rows_leaves_the_others(kg):
+    model = TransE(kg.num_entities, kg.num_relations, dim=2)
+    _set_weights(model, [[3.0, 4.0], [0.6, 0.8], [2.0, 0.0], [0, 1], [1, 0], [5, 0]], [[1, 0]] * 3)
+    model.normalize_entities_(torch.tensor([0, 2]))
+    torch.testing.assert_close(
+        model.entity.weight.detach(),
+        torch.tensor([[0.6, 0.8], [0.6, 0.8], [1.0, 0.0], [0, 1], [1, 0], [5, 0]]),
+    )
+
+
+def test_sparse_training_needs_a_sparse_optimizer(kg, tmp_path):
+    module = _module(kg, sparse=True, optimizer=functools.partial(torch.optim.Adam, lr=0.01))
+    with pytest.raises(ValueError, match=r"model.sparse=true needs an optimizer .* got Adam"):
+        _trainer(tmp_path, 1).fit(module, _loaders(kg)[0])
+
+
+def test_sparse_config_instantiates_sparse_adam(kg):
+    from lokg.config import compose_config
+
+    cfg = compose_config("train", ["experiment=train_transe", "model=transe_sparse"], ".")
+    module = hydra.utils.instantiate(
+        cfg.model, num_entities=kg.num_entities, num_relations=kg.num_relations
+    )
+    module.attach_triples(train_triples=kg.triples)
+    assert module.sparse and module.model.relation.sparse
+    assert isinstance(module.configure_optimizers(), torch.optim.SparseAdam)

@@ -36,6 +36,9 @@ class TransE(nn.Module):
         dim: embedding dimension d (paper: 64).
         p_norm: 1 or 2, the norm of the translation error.
         margin: margin gamma of :meth:`loss`.
+        sparse: sparse gradients for both tables (``nn.Embedding(sparse=True)``): a step
+            then touches only the rows of its batch, for ``torch.optim.SparseAdam`` / SGD on
+            large entity tables (:class:`lokg.models.transe_module.TransEModule`).
 
     Shapes:
         - ``score(triples)``: ``[B, 3]`` -> ``[B]``
@@ -51,6 +54,7 @@ class TransE(nn.Module):
         dim: int = 64,
         p_norm: int = 1,
         margin: float = 1.0,
+        sparse: bool = False,
     ):
         super().__init__()
         if num_entities <= 0 or num_relations <= 0:
@@ -67,8 +71,8 @@ class TransE(nn.Module):
         self.dim = dim
         self.p_norm = p_norm
         self.margin = margin
-        self.entity = nn.Embedding(num_entities, dim)
-        self.relation = nn.Embedding(num_relations, dim)
+        self.entity = nn.Embedding(num_entities, dim, sparse=sparse)
+        self.relation = nn.Embedding(num_relations, dim, sparse=sparse)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -81,10 +85,15 @@ class TransE(nn.Module):
         self.normalize_entities_()
 
     @torch.no_grad()
-    def normalize_entities_(self) -> None:
-        """The TransE constraint ``||e||_2 = 1`` for every entity embedding (in place)."""
+    def normalize_entities_(self, rows: torch.Tensor | None = None) -> None:
+        """The TransE constraint ``||e||_2 = 1`` (in place) for every entity embedding, or
+        for ``rows`` (``[n]`` entity ids) only: after a sparse step the others are unchanged
+        and already unit-norm."""
         w = self.entity.weight
-        w.div_(w.norm(dim=1, keepdim=True).clamp_min(1e-12))
+        if rows is None:
+            w.div_(w.norm(dim=1, keepdim=True).clamp_min(1e-12))
+        else:
+            w[rows] = w[rows] / w[rows].norm(dim=1, keepdim=True).clamp_min(1e-12)
 
     def score_hrt(self, h: torch.Tensor, r: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         """``-||h + r - t||_p`` over the last dimension of broadcastable embeddings."""
