@@ -61,7 +61,9 @@ from lokg.kg.graph import KnowledgeGraph
 from lokg.scos import SCOSResult, compress
 
 
-def run(num_relations: int, triples_per_relation: int, seed: int) -> tuple[float, int, int]:
+def run(
+    num_relations: int, triples_per_relation: int, seed: int, overrides: dict | None = None
+) -> tuple[float, int, int]:
     syn = make_synthetic_kg(
         num_entities=max(1000, 20 * num_relations),
         num_triples=triples_per_relation * num_relations,
@@ -75,7 +77,7 @@ def run(num_relations: int, triples_per_relation: int, seed: int) -> tuple[float
     base, planted = syn.synonym_pairs[:, 0], syn.synonym_pairs[:, 1]
     emb[planted] = emb[base] + 0.3 * rng.normal(size=(len(planted), 64))
     start = time.perf_counter()
-    result = compress(syn.kg, emb)
+    result = compress(syn.kg, emb, **(overrides or {}))
     return time.perf_counter() - start, len(result.report), syn.kg.num_triples
 
 
@@ -645,7 +647,12 @@ def weights_sweep(args: argparse.Namespace) -> None:
 def timing(args: argparse.Namespace) -> None:
     rows = []
     for r in args.sizes:
-        seconds, merges, triples = run(r, args.triples_per_relation, args.seed)
+        seconds, merges, triples = run(
+            r,
+            args.triples_per_relation,
+            args.seed,
+            _variant(args.variant) if args.variant else None,
+        )
         rows.append((r, seconds))
         print(f"|R| = {r:5d}  triples = {triples:8d}  merges = {merges:4d}  SCOS {seconds:8.3f} s")
     print("growth between consecutive sizes (measured vs |R|^2 log|R| model):")
@@ -673,6 +680,7 @@ def main() -> None:
     t.add_argument("--sizes", type=int, nargs="+", default=[100, 400, 1600, 6400])
     t.add_argument("--triples-per-relation", type=int, default=50)
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--variant", default="", help="scos keys, e.g. theta_base=0.64,min_support=5")
     q = sub.add_parser("quality")
     q.add_argument("--kb", nargs="*", default=[])
     q.add_argument("--synthetic", action="store_true")
