@@ -21,7 +21,7 @@ from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.scos.config import SCOSConfig
 from lokg.scos.entity_types import entity_types, resolve_entity_types
 from lokg.scos.inverse import InverseRecord, find_inverse_pairs
-from lokg.scos.merge import MergeRecord, greedy_merge
+from lokg.scos.merge import MergeRecord, RefusedPair, greedy_merge
 
 __all__ = ["SCOSResult", "compress", "information_density"]
 
@@ -62,6 +62,8 @@ class SCOSResult:
         direction: ``[R0]`` +1, or -1 for a relation stored as the inverse of its cluster
             (``scos.merge_inverse``; ``None``: all +1).
         inverse_report: the inverse merges, reported apart from the synonym merges.
+        refused_report: admissible pairs the split test refused (``scos.max_split_z``).
+        below_support: relations kept out of merging by ``scos.min_support``.
     """
 
     mapping: np.ndarray
@@ -75,6 +77,8 @@ class SCOSResult:
     source_fingerprint: str = ""
     direction: np.ndarray | None = None
     inverse_report: list[InverseRecord] = field(default_factory=list)
+    refused_report: list[RefusedPair] = field(default_factory=list)
+    below_support: int = 0
 
     @property
     def directions(self) -> np.ndarray:
@@ -125,6 +129,18 @@ class SCOSResult:
                 else ""
             )
         ]
+        if self.below_support:
+            lines.append(
+                f"   {self.below_support} relations with fewer than "
+                f"{self.config.get('min_support')} distinct (head, tail) pairs kept out of merging"
+            )
+        for ref in self.refused_report:
+            lines.append(
+                f"   refused: {{{', '.join(ref.left)}}} + {{{', '.join(ref.right)}}}: sim "
+                f"{ref.similarity:.4f} >= theta {ref.threshold:.4f}, but split z "
+                f"{ref.split_z:.2f} > {self.config.get('max_split_z')} (more keys hold "
+                "different values in both than a split of one relation would give)"
+            )
         for inv in self.inverse_report:
             lines.append(
                 f"   inverse: {inv.flipped} stored as the inverse of {inv.kept} "
@@ -158,6 +174,8 @@ class SCOSResult:
                 "source_fingerprint": self.source_fingerprint,
                 "compressed_fingerprint": self.kg.fingerprint(),
                 "inverse_merges": [m.to_json() for m in self.inverse_report],
+                "refused": [m.to_json() for m in self.refused_report],
+                "below_support": self.below_support,
             }
             (tmp / "scos.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
             (tmp / "report.txt").write_text(self.format_report(), encoding="utf-8")
@@ -194,6 +212,8 @@ class SCOSResult:
             if (directory / "direction.npy").is_file()
             else None,
             inverse_report=[InverseRecord(**m) for m in meta.get("inverse_merges", [])],
+            refused_report=[RefusedPair(**m) for m in meta.get("refused", [])],
+            below_support=int(meta.get("below_support", 0)),
         )
 
 
@@ -241,6 +261,8 @@ def compress(
     config = _coerce_config(cfg, overrides)
     recorded = config.to_dict()
     R = kg.num_relations
+    refused: list[RefusedPair] = []
+    below_support = 0
     if config.mode == "off":
         labels = np.arange(R)
         merges: list[MergeRecord] = []
@@ -278,6 +300,7 @@ def compress(
             config.max_split_z,
         )
         labels, merges, total_entropy = outcome.labels, outcome.merges, outcome.total_entropy
+        refused, below_support = outcome.refused, outcome.below_support
         recorded["entity_types_used"] = used_types
 
     # Canonical ids: clusters in order of their smallest original id; a cluster is named
@@ -310,4 +333,6 @@ def compress(
         source_fingerprint=kg.fingerprint(),
         direction=direction,
         inverse_report=inverse,
+        refused_report=refused,
+        below_support=below_support,
     )

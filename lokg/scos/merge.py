@@ -25,7 +25,7 @@ not one relation under two names.
 from __future__ import annotations
 
 import heapq
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,7 +41,14 @@ from lokg.scos.similarity import (
     type_pair_distribution,
 )
 
-__all__ = ["MergeOutcome", "MergeRecord", "PairSignals", "greedy_merge", "pair_signals"]
+__all__ = [
+    "MergeOutcome",
+    "MergeRecord",
+    "PairSignals",
+    "RefusedPair",
+    "greedy_merge",
+    "pair_signals",
+]
 
 #: Tolerance of the test ``sim >= theta`` (similarities are sums of rounded floats).
 _TOL = 1e-12
@@ -70,6 +77,21 @@ class MergeRecord:
 
 
 @dataclass
+class RefusedPair:
+    """A pair whose similarity reached its threshold and that ``max_split_z`` refused (a line
+    of the merge report, so a user sees what the guard kept apart)."""
+
+    left: list[str]
+    right: list[str]
+    similarity: float
+    threshold: float
+    split_z: float
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
 class MergeOutcome:
     """Result of :func:`greedy_merge`.
 
@@ -78,11 +100,15 @@ class MergeOutcome:
             smallest original relation id).
         merges: the merges in order.
         total_entropy: ``sum_r H(r)`` over R0 (Eq. (4)), the normaliser of L_info.
+        refused: the admissible pairs ``max_split_z`` refused, in the order they were scored.
+        below_support: relations kept out of every merge by ``min_support``.
     """
 
     labels: np.ndarray
     merges: list[MergeRecord]
     total_entropy: float
+    refused: list[RefusedPair] = field(default_factory=list)
+    below_support: int = 0
 
 
 def _gather(
@@ -253,9 +279,26 @@ def greedy_merge(
     R = st.R
     # [R] may merge at all; a cluster formed of eligible members stays eligible
     eligible = np.array([len(k) >= min_support for k in st.keys], dtype=bool)
+    refused: list[RefusedPair] = []
 
-    def allowed(a: int, b: int) -> bool:
-        return max_split_z is None or st.split_excess(a, b) <= max_split_z
+    def allowed(a: int, b: int, sim: float, theta: float) -> bool:
+        """``max_split_z``'s test of an admissible pair; a refusal is recorded."""
+        if max_split_z is None:
+            return True
+        z = st.split_excess(a, b)
+        if z <= max_split_z:
+            return True
+        names = kg.relations.labels
+        refused.append(
+            RefusedPair(
+                left=[names[r] for r in st.members[a]],
+                right=[names[r] for r in st.members[b]],
+                similarity=sim,
+                threshold=theta,
+                split_z=float(z),
+            )
+        )
+        return False
 
     total_entropy = float(st.entropy.sum())
     heap: list[tuple] = []
@@ -289,7 +332,7 @@ def greedy_merge(
             theta[ii, jj][ok],
             strict=True,
         ):
-            if allowed(int(i), int(j)):
+            if allowed(int(i), int(j), float(s), float(t)):
                 heap.append(
                     (-float(s), int(i), int(j), 0, 0, float(n), float(jc), float(c), float(t))
                 )
@@ -342,7 +385,7 @@ def greedy_merge(
         sim_o = fused_similarity(nmi_o, jac_o[cand], cos_o[cand], weights)
         for k in np.flatnonzero(sim_o >= theta_o[cand] - _TOL):
             x = int(others[cand[k]])
-            if not allowed(a, x):
+            if not allowed(a, x, float(sim_o[k]), float(theta_o[cand[k]])):
                 continue
             p, q = min(a, x), max(a, x)
             heapq.heappush(
@@ -359,7 +402,13 @@ def greedy_merge(
                     float(theta_o[cand[k]]),
                 ),
             )
-    return MergeOutcome(labels=st.label.copy(), merges=merges, total_entropy=total_entropy)
+    return MergeOutcome(
+        labels=st.label.copy(),
+        merges=merges,
+        total_entropy=total_entropy,
+        refused=refused,
+        below_support=int((~eligible).sum()),
+    )
 
 
 @dataclass

@@ -11,7 +11,7 @@ import pytest
 
 from lokg.config import compose_config
 from lokg.kg.graph import KnowledgeGraph
-from lokg.scos import SCOSConfig, compress
+from lokg.scos import SCOSConfig, SCOSResult, compress
 from lokg.scos.merge import _Clusters
 
 # nationality and citizenship: one relation split at random under two names (persons p1-p8,
@@ -143,3 +143,22 @@ def test_the_paper_config_has_no_guard_and_ours_has_both():
     ours = SCOSConfig.from_mapping(compose_config("train", ["scos=lokg"], ".").scos)
     assert (paper.min_support, paper.max_split_z) == (1, None)
     assert (ours.min_support, ours.max_split_z) == (5, 3.0)
+
+
+def test_the_report_shows_what_the_guards_kept_apart(tmp_path):
+    kg = _kg()
+    result = compress(
+        kg, _emb(kg), entity_types="none", theta_base=0.6, min_support=2, max_split_z=1.0
+    )
+    assert result.below_support == 2  # directed_by, edited_by: one pair each
+    (ref,) = result.refused_report
+    assert {ref.left[0], ref.right[0]} == {"exported_to", "imported_from"}
+    assert ref.split_z == pytest.approx(2.0)
+    assert ref.similarity >= ref.threshold
+    text = result.format_report()
+    assert "2 relations with fewer than 2 distinct (head, tail) pairs kept out of merging" in text
+    assert "but split z 2.00 > 1.0" in text
+    loaded = SCOSResult.load(result.save(tmp_path / "scos"))
+    assert loaded.refused_report == result.refused_report
+    assert loaded.below_support == 2
+    assert (tmp_path / "scos" / "report.txt").read_text() == text
