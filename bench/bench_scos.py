@@ -234,11 +234,9 @@ def _variant(text: str) -> dict:
 
 
 def _tied_share(kg: KnowledgeGraph, a: int, b: int) -> float:
-    """Share of the entities of relations ``a`` and ``b`` that some other relation also uses.
-
-    Where it is near 0 only the two relations' own triples place their entities, so TransE has
-    nothing to align ``e_a`` and ``e_b`` by and the pair's cosine is whatever training left.
-    """
+    """Share of the entities of relations ``a`` and ``b`` that some other relation also uses:
+    how much of the pair's placement in TransE comes from triples outside the pair (measured
+    on PQL: missed pairs have more of it than recovered ones, docs/design/scos.md)."""
     t = kg.triples_np
     own = np.isin(t[:, 1], (a, b))
     ents = np.unique(t[own][:, [0, 2]])
