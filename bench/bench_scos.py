@@ -221,9 +221,15 @@ def _signals_line(kg: KnowledgeGraph, a: int, b: int, module, result: SCOSResult
 
 
 def _variant(text: str) -> dict:
-    """``"min_support=3,theta_base=0.7"`` -> ``{"min_support": 3, "theta_base": 0.7}``."""
+    """``"min_support=3,theta_base=0.7"`` -> ``{"min_support": 3, "theta_base": 0.7}``;
+    ``"scos=lokg"`` -> the keys of ``configs/scos/lokg.yaml`` (as composed)."""
     import yaml
 
+    if text.startswith("scos="):
+        from omegaconf import OmegaConf
+
+        node = _train_config("pq2h", [text]).scos
+        return {k: v for k, v in OmegaConf.to_container(node).items() if not k.startswith("_")}
     out = {}
     for item in text.split(","):
         key, sep, value = item.partition("=")
@@ -705,7 +711,7 @@ def main() -> None:
         action="append",
         default=[],
         help="also print P/R with these scos keys on the same TransE, e.g. min_support=3,"
-        "max_conflict=0.5 (repeatable)",
+        "max_split_z=3, or a whole scos config: scos=lokg (repeatable)",
     )
     p.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. scos.theta_base=0.6")
     j = sub.add_parser("jaccard")
