@@ -6,9 +6,10 @@ The schemas make Hydra reject unknown top-level keys and wrong types with a clea
 schema's struct flag lifted, so :func:`check_schema_keys` refuses it after composition (the
 entry points and :func:`compose_config` call it): a key that no code reads never passes
 silently. The contents of each config group (``data``, ``model``, ...) are validated by the
-constructors they instantiate; :func:`check_target_keys` refuses a key of the embedder,
-retriever or encoder node that its target does not take (the builders take the pipeline's
-shared call-time arguments as ``**_unused``, which would swallow a misspelt key).
+constructors they instantiate; :func:`check_target_keys` refuses, in one line, a key of the
+data, model, embedder, retriever or encoder node that its target does not take (a constructor
+would raise a TypeError with a traceback; a builder taking the pipeline's shared call-time
+arguments as ``**_unused`` would swallow the key).
 """
 
 from __future__ import annotations

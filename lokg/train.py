@@ -15,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 from pytorch_lightning.utilities.model_helpers import is_overridden
 
 from lokg import stages
+from lokg.config import check_target_keys
 from lokg.console import configure_console
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ def run(cfg: DictConfig) -> dict:
     pl.seed_everything(seed, workers=True)
     log.info("seed %d%s", seed, "" if cfg.seed is not None else " (drawn)")
 
+    for group in ("data", "model", "embedder"):
+        check_target_keys(cfg.get(group), group)
     datamodule = hydra.utils.instantiate(cfg.data)
     datamodule.prepare_data()
     datamodule.setup("fit")

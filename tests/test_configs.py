@@ -186,3 +186,21 @@ def test_a_misspelt_component_key_is_refused_naming_it(make_cfg):
     cfg = make_cfg("evaluate", ["baseline=kaping", "+retriever.top_kk=3"])
     with pytest.raises(InputError, match=r"^retriever\.top_kk: not a setting of build_kaping; "):
         check_target_keys(cfg.retriever, "retriever")
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [[f"data={o}"] for o in options("data")]
+    + [[f"model={o}"] for o in options("model")]
+    + [[f"experiment={o}"] for o in options("experiment") if o not in EVALUATE_EXPERIMENTS],
+)
+def test_every_training_config_names_only_settings_its_target_takes(make_cfg, overrides):
+    cfg = make_cfg("train", overrides)
+    for node in ("data", "model", "embedder"):
+        check_target_keys(cfg.get(node), node)
+
+
+def test_a_misspelt_model_key_stops_train_in_one_line(make_cfg):
+    cfg = make_cfg("train", ["experiment=train_transe", "+model.dimm=3"])
+    with pytest.raises(InputError, match=r"^model\.dimm: not a setting of TransEModule; "):
+        run(cfg)
