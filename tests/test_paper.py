@@ -59,3 +59,17 @@ def test_a_gat_trained_otherwise_departs_from_the_paper():
         gat_departures({"model": {}})[0]
         == "gat:model.relation_source: not recorded (paper: 'fixed')"
     )
+
+
+def test_a_guard_beyond_the_paper_departs_when_set_not_when_absent():
+    # scos.min_support / max_split_z came after results were recorded: absent means the
+    # paper's behaviour (the code's default), so older configs keep their fingerprints
+    cfg = _paper_cfg()
+    del cfg["scos"]["min_support"], cfg["scos"]["max_split_z"]
+    assert departures(cfg) == []
+    cfg["scos"]["min_support"] = 5
+    cfg["scos"]["max_split_z"] = 3.0
+    assert departures(cfg) == [
+        "scos.min_support: 5 (paper: 1)",
+        "scos.max_split_z: 3.0 (paper: None)",
+    ]
