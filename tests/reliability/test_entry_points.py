@@ -67,8 +67,11 @@ CORPUS = [
     ("added-key", "evaluate", ["+epochs=3"], "Key 'epochs' not in 'EvaluateConfig'"),
     ("force-added-key", "evaluate", ["++buget=10"], "Key 'buget' not in 'EvaluateConfig'"),
     ("unknown-key", "train", ["epochs=3"], "Key 'epochs' not in 'TrainConfig'"),
-    ("group-key", "evaluate", ["+encoder.foo=1"],
-     "encoder: ITTCEncoder.__init__() got an unexpected keyword argument 'foo'"),
+    ("group-key", "evaluate", ["+encoder.foo=1"], "encoder.foo: not a setting of ITTCEncoder"),
+    ("builder-key", "evaluate", ["baseline=kaping", "+retriever.top_kk=3"],
+     "retriever.top_kk: not a setting of build_kaping"),
+    ("train-group-key", "train", ["experiment=train_transe", "+model.dimm=3"],
+     "model.dimm: not a setting of TransEModule"),
     ("bad-override", "evaluate", ["budget==3"], "Error parsing override 'budget==3'"),
     # values
     ("seed-type", "train", ["seed=abc"], "could not be converted to Integer (key seed)"),
