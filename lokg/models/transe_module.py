@@ -76,7 +76,8 @@ class TransEModule(pl.LightningModule):
         self.save_hyperparameters(logger=False)
         self.model = TransE(num_entities, num_relations, dim, p_norm, margin, sparse)
         self.sparse = sparse
-        self._touched: torch.Tensor | None = None  # [n] entities of the last batch (sparse)
+        # [n] entities the gradients since the last optimizer step reach (sparse)
+        self._touched: torch.Tensor | None = None
         self.sampler = NegativeSampler(num_entities, num_relations, negative_sampler, num_negatives)
         self.optimizer_factory = optimizer
         self.filter_index: FilterIndex | None = None
@@ -121,9 +122,12 @@ class TransEModule(pl.LightningModule):
 
     def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
         neg = self.sampler(batch)  # [B, k, 3]
-        if self.sparse:
-            ends = torch.cat([batch[:, [0, 2]].reshape(-1), neg[..., [0, 2]].reshape(-1)])
-            self._touched = torch.unique(ends)
+        if self.sparse:  # the entities this step's gradient reaches, until the optimizer
+            # step (several batches with gradient accumulation)
+            ends = [batch[:, [0, 2]].reshape(-1), neg[..., [0, 2]].reshape(-1)]
+            if self._touched is not None:
+                ends.append(self._touched)
+            self._touched = torch.unique(torch.cat(ends))
         pos_score = self.model.score(batch)  # [B]
         neg_score = self.model.score(neg)  # [B, k]
         loss = self.model.loss(pos_score, neg_score)
@@ -136,6 +140,7 @@ class TransEModule(pl.LightningModule):
         ``sparse``, on the batch's: no other row moved)."""
         super().optimizer_step(*args, **kwargs)
         self.model.normalize_entities_(self._touched if self.sparse else None)
+        self._touched = None
 
     def validation_step(self, batch: torch.Tensor, batch_idx: int) -> None:
         if self.filter_index is None:

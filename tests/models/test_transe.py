@@ -288,3 +288,24 @@ def test_sparse_config_instantiates_sparse_adam(kg):
     module.attach_triples(train_triples=kg.triples)
     assert module.sparse and module.model.relation.sparse
     assert isinstance(module.configure_optimizers(), torch.optim.SparseAdam)
+
+
+def test_sparse_norms_hold_with_gradient_accumulation(kg, tmp_path):
+    # two batches per optimizer step: the rows of both moved, both are re-normalised
+    pl.seed_everything(0, workers=True)
+    module = _module(kg, optimizer=functools.partial(torch.optim.SGD, lr=0.5), sparse=True)
+    trainer = pl.Trainer(
+        max_epochs=2,
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        enable_checkpointing=False,
+        default_root_dir=tmp_path,
+        accumulate_grad_batches=2,
+    )
+    trainer.fit(module, DataLoader(kg.triples, batch_size=2, shuffle=True))
+    norms = module.model.entity.weight.detach().norm(dim=1)
+    torch.testing.assert_close(norms, torch.ones_like(norms))
+    assert module._touched is None  # cleared by the last optimizer step
