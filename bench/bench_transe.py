@@ -87,6 +87,15 @@ def measure(
     return rate, per_step * steps_per_epoch
 
 
+def _transe_config(overrides: list[str]) -> tuple[object, dict]:
+    """``experiment=train_transe`` composed with ``overrides``: the config and the
+    TransEModule keyword arguments its ``model`` node gives."""
+    import hydra
+
+    cfg = compose_config("train", ["experiment=train_transe", *overrides], ".")
+    return cfg, hydra.utils.instantiate(cfg.model, _partial_=True).keywords
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--triples", type=int, default=130_000)
@@ -100,10 +109,7 @@ def main() -> None:
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. data.batch_size=8192")
     args = parser.parse_args()
 
-    import hydra
-
-    cfg = compose_config("train", ["experiment=train_transe", *args.overrides], ".")
-    model_kwargs = hydra.utils.instantiate(cfg.model, _partial_=True).keywords
+    cfg, model_kwargs = _transe_config(args.overrides)
     config_batch = int(cfg.data.batch_size)
     syn = make_synthetic_kg(
         num_entities=args.entities,
@@ -133,10 +139,7 @@ def main() -> None:
         )
     print(f"transe_epoch_s={rows[-1][2]:.3f}")
     if args.sparse:
-        sparse_cfg = compose_config(
-            "train", ["experiment=train_transe", "model=transe_sparse", *args.overrides], "."
-        )
-        sparse_kwargs = hydra.utils.instantiate(sparse_cfg.model, _partial_=True).keywords
+        _, sparse_kwargs = _transe_config(["model=transe_sparse", *args.overrides])
         rate, epoch_s = measure(
             kg.triples, sizes, sparse_kwargs, config_batch, args.epochs, args.max_steps, args.seed
         )

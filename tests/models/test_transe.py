@@ -128,7 +128,7 @@ class _EpochRecorder(pl.Callback):
         self.epochs.append(trainer.current_epoch)
 
 
-def _trainer(tmp_path, max_epochs: int, callbacks=()) -> pl.Trainer:
+def _trainer(tmp_path, max_epochs: int, callbacks=(), **settings) -> pl.Trainer:
     return pl.Trainer(
         max_epochs=max_epochs,
         accelerator="cpu",
@@ -140,6 +140,7 @@ def _trainer(tmp_path, max_epochs: int, callbacks=()) -> pl.Trainer:
         default_root_dir=tmp_path,
         callbacks=list(callbacks),
         num_sanity_val_steps=0,
+        **settings,
     )
 
 
@@ -294,17 +295,7 @@ def test_sparse_norms_hold_with_gradient_accumulation(kg, tmp_path):
     # two batches per optimizer step: the rows of both moved, both are re-normalised
     pl.seed_everything(0, workers=True)
     module = _module(kg, optimizer=functools.partial(torch.optim.SGD, lr=0.5), sparse=True)
-    trainer = pl.Trainer(
-        max_epochs=2,
-        accelerator="cpu",
-        devices=1,
-        logger=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        enable_checkpointing=False,
-        default_root_dir=tmp_path,
-        accumulate_grad_batches=2,
-    )
+    trainer = _trainer(tmp_path, 2, accumulate_grad_batches=2)
     trainer.fit(module, DataLoader(kg.triples, batch_size=2, shuffle=True))
     norms = module.model.entity.weight.detach().norm(dim=1)
     torch.testing.assert_close(norms, torch.ones_like(norms))
