@@ -28,7 +28,7 @@ from torch.utils.data import DataLoader
 
 from lokg.data.loaders import triple_batches
 from lokg.data.sources import DatasetSource, RawDataset
-from lokg.data.splits import SPLITS, check_split_settings, split_questions
+from lokg.data.splits import SPLITS, canonical_group_by, check_split_settings, split_questions
 from lokg.errors import InputError
 from lokg.kg.atomic import atomic_directory
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
@@ -36,7 +36,7 @@ from lokg.kg.io import read_questions, write_questions
 from lokg.typing import Question
 
 ITEMS = ("questions", "triples")
-_PREPARED_VERSION = 1
+_PREPARED_VERSION = 2  # 2: questions grouped by text and (topic, chain) (issue 26)
 
 
 def _list_collate(batch: list[Question]) -> list[Question]:
@@ -52,7 +52,8 @@ class KGQADataModule(pl.LightningDataModule):
         items: ``questions`` or ``triples`` (what the dataloaders yield).
         split_ratios: train/val/test fractions for sources without their own split.
         split_seed: seed of the hashed split (``0`` is a valid seed).
-        split_group_by: ``path`` (paraphrases of one gold path stay together) or ``question``.
+        split_group_by: ``question`` (lines sharing a text or a topic and relation chain stay
+            together) or ``template`` (held-out relation chains); lokg/data/splits.py.
         triple_val_fraction: share of KG triples held out for link-prediction validation.
         batch_size: batch size for both item kinds.
         num_workers: dataloader workers.
@@ -65,7 +66,7 @@ class KGQADataModule(pl.LightningDataModule):
         items: str = "questions",
         split_ratios: tuple[float, float, float] = (0.8, 0.1, 0.1),
         split_seed: int = 0,
-        split_group_by: str = "path",
+        split_group_by: str = "question",
         triple_val_fraction: float = 0.05,
         batch_size: int = 32,
         num_workers: int = 0,
@@ -91,7 +92,7 @@ class KGQADataModule(pl.LightningDataModule):
         self.items = items
         self.split_ratios = ratios
         self.split_seed = int(split_seed)
-        self.split_group_by = split_group_by
+        self.split_group_by = canonical_group_by(split_group_by)
         self.triple_val_fraction = float(triple_val_fraction)
         self.batch_size = batch_size
         self.num_workers = num_workers

@@ -5,13 +5,22 @@ by a SHA-256 hash of ``seed`` and a group key, never by Python's ``hash`` or a g
 the same files and seed give the same split on every machine and in every process, and the
 split does not depend on the order of lines in the file.
 
-``group_by="path"`` keeps every paraphrase of one annotated reasoning path (same topic
-entity, relations and answer) in one split: PathQuestion generates several paraphrases per
-path, and a question-level split would put paraphrases of a test path in the training set.
-``group_by="question"`` is the IRN-style question-level split.
+A group is a connected set of questions (union-find) that share any of their keys:
+
+``group_by="question"`` (the default): two lines are one question when they share the
+normalised question text (:func:`normalise_text`) *or* the (topic entities, relation chain)
+of their gold path.  PathQuestion writes one line per paraphrase of a path and, in PQL, one
+line per answer or intermediate entity of the same question text; grouping by the whole gold
+path (entities included, this module's rule before issue 26) put one question text with one
+answer set in train and in test (PQL-2H 58 of 160 test questions).  Now no question text and
+no (topic, chain) pair appears in two splits.
+
+``group_by="template"``: the relation chain with the topic masked (plus the text key), so
+every test chain is one no training question uses: the held-out-template split for
+generalisation claims.  A question without a gold path falls back to its text key.
 
 A split with a positive ratio that comes out empty (too few questions, or too few distinct
-gold paths) is an :class:`~lokg.errors.InputError` naming the sizes, never a silent empty
+groups) is an :class:`~lokg.errors.InputError` naming the sizes, never a silent empty
 validation or test set.
 """
 
@@ -19,20 +28,44 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
+import re
+import unicodedata
 from collections.abc import Sequence
 
 from lokg.errors import InputError
 from lokg.typing import Question
 
 SPLITS = ("train", "val", "test")
-GROUP_BY = ("path", "question")
+GROUP_BY = ("question", "template")
+#: earlier names, accepted with a deprecation line for one release
+GROUP_BY_ALIASES = {"path": "question"}
+
+log = logging.getLogger(__name__)
+
+
+def canonical_group_by(group_by: str) -> str:
+    """``group_by`` with a deprecated alias replaced (one WARNING line), or an
+    :class:`~lokg.errors.InputError` naming the key and the accepted values."""
+    if group_by in GROUP_BY_ALIASES:
+        new = GROUP_BY_ALIASES[group_by]
+        log.warning(
+            "data.split_group_by=%s is deprecated (it grouped by the whole gold path and let "
+            "one question text into two splits); using %s",
+            group_by,
+            new,
+        )
+        return new
+    if group_by not in GROUP_BY:
+        raise InputError(f"data.split_group_by={group_by!r}; expected one of {GROUP_BY}")
+    return group_by
 
 
 def check_split_settings(ratios: Sequence[object], group_by: str) -> tuple[float, float, float]:
     """``data.split_ratios`` as three floats and a valid ``data.split_group_by``, or an
     :class:`~lokg.errors.InputError` naming the key and what is expected."""
-    if group_by not in GROUP_BY:
+    if group_by not in GROUP_BY and group_by not in GROUP_BY_ALIASES:
         raise InputError(f"data.split_group_by={group_by!r}; expected one of {GROUP_BY}")
     expected = "expected three non-negative numbers summing to 1 (train, val, test)"
     try:
@@ -48,23 +81,103 @@ def check_split_settings(ratios: Sequence[object], group_by: str) -> tuple[float
     return values[0], values[1], values[2]
 
 
-def _group_key(q: Question, group_by: str) -> str:
-    if group_by == "path" and q.gold_path:
-        return json.dumps([list(t) for t in q.gold_path])
-    return f"id:{q.id}"
+def normalise_text(text: str) -> str:
+    """A question's text as compared for identity: NFKC, case-folded, every run of
+    punctuation, underscores and spaces one space (``"Who is X_Y 's wife ?"`` ->
+    ``"who is x y s wife"``)."""
+    return " ".join(re.sub(r"[\W_]+", " ", unicodedata.normalize("NFKC", text).casefold()).split())
+
+
+def relation_chain(q: Question) -> tuple[str, ...]:
+    """The relations of ``q``'s gold path in order (empty without one)."""
+    return tuple(r for _, r, _ in q.gold_path)
+
+
+def question_keys(q: Question, group_by: str = "question") -> list[str]:
+    """The keys that make two lines one group: the normalised text, and the (sorted topic
+    entities, relation chain) of the gold path (``question``) or the chain alone
+    (``template``)."""
+    keys = [f"text:{normalise_text(q.text)}"]
+    chain = relation_chain(q)
+    if chain:
+        if group_by == "template":
+            keys.append("template:" + json.dumps(chain))
+        else:
+            keys.append("chain:" + json.dumps([sorted(q.topic_entities), chain]))
+    return keys
+
+
+def question_groups(
+    questions: Sequence[Question], group_by: str = "question"
+) -> dict[str, list[int]]:
+    """Indices of ``questions`` in connected groups, keyed by the group's smallest key: two
+    questions sharing any key of :func:`question_keys` are in one group (union-find, the
+    smaller key always the root), so the keys do not depend on the input order."""
+    parent: dict[str, str] = {}
+
+    def find(k: str) -> str:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    first_key: list[str] = []
+    for q in questions:
+        keys = question_keys(q, group_by)
+        for k in keys:
+            parent.setdefault(k, k)
+        root = find(keys[0])
+        for k in keys[1:]:
+            other = find(k)
+            if other != root:  # the smaller key becomes the root: order-independent names
+                root, other = min(root, other), max(root, other)
+                parent[other] = root
+        first_key.append(keys[0])
+    members: dict[str, list[int]] = {}
+    for i, k in enumerate(first_key):
+        members.setdefault(find(k), []).append(i)
+    return members
+
+
+def template_seen_share(train: Sequence[Question], test: Sequence[Question]) -> float | None:
+    """The share of ``test`` questions with a gold path whose relation chain (the template,
+    topic masked) is also the chain of a ``train`` question; ``None`` when no test question
+    has a gold path."""
+    seen = {relation_chain(q) for q in train}
+    chains = [relation_chain(q) for q in test if q.gold_path]
+    if not chains:
+        return None
+    return sum(c in seen for c in chains) / len(chains)
+
+
+def split_leaks(splits: dict[str, Sequence[Question]], group_by: str = "question") -> list[str]:
+    """The :func:`question_keys` found in more than one split, each as ``"<key> in
+    train, test"`` (empty when the split keeps every question in one split)."""
+    where: dict[str, set[str]] = {}
+    for name, qs in splits.items():
+        for q in qs:
+            for k in question_keys(q, GROUP_BY_ALIASES.get(group_by, group_by)):
+                where.setdefault(k, set()).add(name)
+    order = {s: i for i, s in enumerate(SPLITS)}
+    return [
+        f"{k} in {', '.join(sorted(names, key=lambda s: order.get(s, len(order))))}"
+        for k, names in sorted(where.items())
+        if len(names) > 1
+    ]
 
 
 def split_questions(
     questions: Sequence[Question],
     ratios: Sequence[float] = (0.8, 0.1, 0.1),
     seed: int = 0,
-    group_by: str = "path",
+    group_by: str = "question",
     source: str = "questions",
 ) -> dict[str, list[Question]]:
     """Split questions into ``train``/``val``/``test`` by hashed groups.
 
-    Groups are ordered by ``sha256(f"{seed}:{key}")`` and cut at the cumulative question
-    counts closest to ``ratios``; questions keep their input order inside each split.
+    Groups (:func:`question_groups`) are ordered by ``sha256(f"{seed}:{key}")``, ``key`` the
+    group's smallest :func:`question_keys` key, and cut at the cumulative question counts
+    closest to ``ratios``; questions keep their input order inside each split.
 
     Raises:
         InputError: bad ratios or ``group_by``; or a split whose ratio is positive comes out
@@ -72,9 +185,8 @@ def split_questions(
             questions would be enough).
     """
     ratios = check_split_settings(ratios, group_by)
-    groups: dict[str, list[int]] = {}
-    for i, q in enumerate(questions):
-        groups.setdefault(_group_key(q, group_by), []).append(i)
+    group_by = GROUP_BY_ALIASES.get(group_by, group_by)
+    groups = question_groups(questions, group_by)
 
     def rank(key: str) -> str:
         return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
@@ -116,9 +228,11 @@ def _check_nonempty(
     # width of midpoints, so it gets one: ceil(1 / smallest positive ratio) is enough
     need = math.ceil(1 / min(r for r in ratios if r > 0) - 1e-9)
     sizes = " / ".join(f"{s} {len(out[s])}" for s in SPLITS)
-    groups = ""
-    if group_by == "path":
-        groups = f" in {num_groups} groups (questions with the same gold path stay together)"
+    groups = (
+        f" in {num_groups} groups (questions sharing a text or a "
+        f"{'relation chain' if group_by == 'template' else 'topic and relation chain'} stay "
+        "together)"
+    )
     raise InputError(
         f"{source}: {total} questions{groups} give {sizes} with ratios "
         f"{'/'.join(f'{r:g}' for r in ratios)} (seed {seed}, group_by={group_by}); {need} or "

@@ -14,6 +14,7 @@ from lokg.data import (
     PathQuestionSource,
     RoGSource,
 )
+from lokg.data.splits import normalise_text, split_leaks
 from lokg.errors import InputError
 from lokg.kg.io import DataFormatError
 
@@ -53,11 +54,73 @@ def test_pathquestion_matches_source_counts(
         assert (h, r, t) in [dm.kg.labeled(i) for i in tid]
 
 
+def _old_split_by_whole_gold_path(questions):
+    """The rule before issue 26 (a test double of it): one group per whole gold path."""
+    import hashlib
+
+    groups: dict[str, list] = {}
+    for q in questions:
+        groups.setdefault(json.dumps([list(t) for t in q.gold_path]), []).append(q)
+    out, seen, total = {"train": [], "val": [], "test": []}, 0, len(questions)
+    for key in sorted(groups, key=lambda k: hashlib.sha256(f"0:{k}".encode()).hexdigest()):
+        mid = seen + len(groups[key]) / 2
+        out["train" if mid <= 0.8 * total else "val" if mid <= 0.9 * total else "test"] += groups[
+            key
+        ]
+        seen += len(groups[key])
+    return out
+
+
+@pytest.mark.parametrize("variant", ["PQ-2H", "PQ-3H", "PQL-2H", "PQL-3H"])
+def test_no_question_text_or_topic_and_chain_in_two_prepared_splits(tmp_path, variant):
+    dm = prepared(PathQuestionSource(variant), tmp_path)
+    assert split_leaks(dm.questions) == []
+    texts = {s: {normalise_text(q.text) for q in qs} for s, qs in dm.questions.items()}
+    assert not texts["train"] & texts["test"] and not texts["train"] & texts["val"]
+    # the check has teeth: the old whole-gold-path grouping leaks PQL's question texts
+    if variant.startswith("PQL"):
+        old = _old_split_by_whole_gold_path(PathQuestionSource(variant).load().questions)
+        assert any(k.startswith("text:") and "test" in k for k in split_leaks(old))
+
+
+def test_custom_questions_split_keeps_one_text_in_one_split(tmp_path):
+    kg = tmp_path / "kg.tsv"
+    kg.write_text("".join(f"e{i}\tr\ta{i}\na{i}\ts\tb{i}\n" for i in range(40)))
+    q = tmp_path / "q.jsonl"
+    rows = []
+    for i in range(40):  # each question asked twice (one line per answer) and once reworded
+        path = [[f"e{i}", "r", f"a{i}"], [f"a{i}", "s", f"b{i}"]]
+        for k in range(2):
+            rows.append(
+                {
+                    "id": f"{i}-{k}",
+                    "question": f"What is e{i}'s s?",
+                    "answers": [f"b{i}"],
+                    "topic_entities": [f"e{i}"],
+                    "gold_path": path,
+                }
+            )
+        rows.append(
+            {
+                "id": f"{i}-w",
+                "question": f"e{i} r s ?",
+                "answers": [f"b{i}"],
+                "topic_entities": [f"e{i}"],
+                "gold_path": path,
+            }
+        )
+    q.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    dm = prepared(CustomSource("c", str(kg), str(q)), tmp_path)
+    assert split_leaks(dm.questions) == [] and all(dm.questions.values())
+    where = {q.id: s for s, qs in dm.questions.items() for q in qs}
+    assert all(where[f"{i}-0"] == where[f"{i}-1"] == where[f"{i}-w"] for i in range(40))
+
+
 def test_prepare_once_then_reuse_and_split_recorded(tmp_path):
     dm = prepared(PathQuestionSource("PQ-2H"), tmp_path)
     d = dm.artifact_dir
     split = json.loads((d / "split.json").read_text())
-    assert split["seed"] == 0 and split["group_by"] == "path"
+    assert split["seed"] == 0 and split["group_by"] == "question"
     assert split["ids"]["test"] == [q.id for q in dm.questions["test"]]
     mtime = (d / "stats.json").stat().st_mtime_ns
     again = prepared(PathQuestionSource("PQ-2H"), tmp_path)
@@ -83,7 +146,7 @@ def test_too_few_questions_for_the_split_is_an_error_and_writes_nothing(tmp_path
     q = tmp_path / "questions.jsonl"
     q.write_text(
         "".join(
-            json.dumps({"id": i, "question": "x?", "answers": ["b"], "topic_entities": ["a"]})
+            json.dumps({"id": i, "question": f"x{i}?", "answers": ["b"], "topic_entities": ["a"]})
             + "\n"
             for i in range(3)
         )
@@ -108,7 +171,7 @@ def test_hash_rows_of_a_custom_kg_are_kept_unless_a_comment_prefix_is_set(tmp_pa
     q = tmp_path / "q.jsonl"
     q.write_text(
         "".join(
-            json.dumps({"id": i, "question": "x?", "answers": ["b"], "topic_entities": ["a"]})
+            json.dumps({"id": i, "question": f"x{i}?", "answers": ["b"], "topic_entities": ["a"]})
             + "\n"
             for i in range(20)
         )
@@ -290,7 +353,7 @@ def test_custom_dataset_bring_your_own_kg(tmp_path):
     kg.write_text("subject,predicate,object\nparis,capital_of,france\nberlin,capital_of,germany\n")
     q = tmp_path / "q.jsonl"
     lines = [
-        {"id": i, "question": f"capital of {c}?", "answers": [a], "topic_entities": [c]}
+        {"id": i, "question": f"capital of {c}, asked {i}?", "answers": [a], "topic_entities": [c]}
         for i, (a, c) in enumerate([("paris", "france"), ("berlin", "germany")] * 10)
     ]
     q.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
