@@ -298,7 +298,7 @@ class LOKG:
         The call is skipped (0 calls, no answers) when the question has no evidence: none of
         its topic entities is in the graph, or the evidence came out empty; unless
         ``answer_without_evidence``, or the reader makes no LLM call (the extractive reader
-        still ranks the retriever's candidates).
+        keeps the retriever's candidates that the evidence names: none for an empty block).
 
         Raises:
             BudgetExceeded: the evidence sent would exceed B (an encoder that promises B broke

@@ -13,14 +13,14 @@ from lokg.eval.metrics import (
     score_question,
     set_scores,
 )
-from lokg.eval.normalize import (
+from lokg.eval.results import QuestionResult, ResultsWriter, read_results
+from lokg.eval.runner import failed_result, run_questions
+from lokg.normalize import (
     answers_match,
     normalize_answer,
     normalize_set,
     text_contains_answer,
 )
-from lokg.eval.results import QuestionResult, ResultsWriter, read_results
-from lokg.eval.runner import failed_result, run_questions
 
 __all__ = [
     "METRIC_KEYS",

@@ -128,7 +128,7 @@ def parse_answers(text: str, max_answers: int | None = None) -> list[str]:
     Each non-empty line is one answer after removing a list marker (``1.``, ``-``,
     ``*``), an ``Answer:`` or ``The answer is:`` label, surrounding quotes and markdown
     emphasis, and a trailing period. Exact repeats (ignoring case and spacing) are kept once, first
-    occurrence first; finer matching is the metrics' job (:mod:`lokg.eval.normalize`,
+    occurrence first; finer matching is the metrics' job (:mod:`lokg.normalize`,
     which this layer does not import). ``max_answers`` truncates the list.
     """
     answers: list[str] = []

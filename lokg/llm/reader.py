@@ -2,7 +2,8 @@
 
 :class:`LLMReader` makes one chat call with the answer prompt and parses one answer
 per line. :class:`ExtractiveReader` makes no call: its answers are the retriever's
-ranked candidates (retriever-only numbers, labelled as such in every record).
+ranked candidates that the packed evidence names (retriever-only numbers, labelled as such
+in every record), so it answers only from what survived the budget, as an LLM must.
 
 Both say what their prompt costs before it is sent (:meth:`~LLMReader.prompt_tokens`,
 :meth:`~LLMReader.prompt_overhead`), so that a budget can cap the whole prompt
@@ -23,6 +24,7 @@ from lokg.llm.prompt import (
     check_template,
     parse_answers,
 )
+from lokg.normalize import text_contains_answer
 from lokg.tokens import Tokenizer
 
 EXTRACTIVE_LABEL = "extractive (retriever-only, no LLM)"
@@ -111,7 +113,12 @@ class LLMReader:
 
 
 class ExtractiveReader:
-    """No LLM: the answers are the retriever's ranked candidate answers.
+    """No LLM: the answers are the retriever's ranked candidates present in the evidence.
+
+    A candidate is kept when the evidence block names it as a run of whole normalised words
+    (:func:`lokg.normalize.text_contains_answer`, the rule ``coverage`` uses), in the
+    retriever's order; an empty block answers nothing.  So its Hits@1 never exceeds the
+    coverage of the same run: it reads the context it was given, not the retriever's list.
 
     Args:
         max_answers: keep at most this many candidates (None keeps all).
@@ -145,10 +152,10 @@ class ExtractiveReader:
         return 0
 
     def answer(self, question: str, evidence: str, candidates: Sequence[str] = ()) -> ReaderOutput:
-        """The retriever's ``candidates`` in order; ``evidence`` is not read."""
+        """The retriever's ``candidates`` that ``evidence`` names, in the retriever's order."""
         ranked: list[str] = []
         for c in candidates:
-            if c not in ranked:
+            if c not in ranked and text_contains_answer(evidence, c):
                 ranked.append(c)
         if self.max_answers is not None:
             ranked = ranked[: self.max_answers]

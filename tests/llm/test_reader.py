@@ -30,11 +30,21 @@ def test_llm_reader_propagates_call_failure(scripted_server):
 
 def test_extractive_reader_returns_ranked_candidates_without_calls():
     reader = ExtractiveReader(max_answers=2)
-    out = reader.answer("q?", "ignored", candidates=["b", "a", "b", "c"])
-    assert out.answers == ["b", "a"]
+    evidence = "x | r | bob\nx | s | ann\nx | t | cy"
+    out = reader.answer("q?", evidence, candidates=["ann", "bob", "ann", "cy"])
+    assert out.answers == ["ann", "bob"]
     assert out.reader == EXTRACTIVE_LABEL and "no LLM" in out.reader
     assert out.accounting["calls"] == 0 and out.messages == []
     assert not reader.uses_llm
+
+
+def test_extractive_reader_answers_only_what_the_evidence_names():
+    reader = ExtractiveReader()
+    evidence = "Frederica | spouse | Ernest_Augustus\nErnest Augustus | nationality | UK"
+    # the retriever's order among the named ones; "ukraine" is not "uk", "germany" is absent
+    out = reader.answer("q?", evidence, candidates=["germany", "ukraine", "uk", "ernest augustus"])
+    assert out.answers == ["uk", "ernest augustus"]
+    assert reader.answer("q?", "", candidates=["uk"]).answers == []
 
 
 @pytest.mark.parametrize("cls", [ExtractiveReader])
