@@ -20,13 +20,15 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from lokg.data.splits import SPLITS
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.io import (
@@ -40,6 +42,8 @@ from lokg.kg.io import (
     read_questions,
 )
 from lokg.typing import LabeledTriple, Question
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "CustomSource",
@@ -360,6 +364,30 @@ class EvidenceSource(RoGSource):
 
 
 # --------------------------------------------------------------------------- custom
+#: what a split given as ``null`` costs, for its WARNING line
+_EMPTY_SPLIT_COST = {
+    "train": "no model can be trained on this dataset's questions",
+    "val": "model selection on val is impossible",
+    "test": "nothing can be evaluated on test",
+}
+
+
+def _check_split_paths(split_paths: Mapping[str, str | None]) -> None:
+    """``data.source.split_paths`` names exactly train, val and test, at least one with a
+    file; else an :class:`InputError` naming the key."""
+    expected = (
+        "expected train, val and test (a questions JSONL each, or null for a split left empty)"
+    )
+    keys = sorted(str(k) for k in split_paths)
+    unknown = [k for k in keys if k not in SPLITS]
+    missing = [s for s in SPLITS if s not in split_paths]
+    if unknown or missing:
+        what = f"has unknown split(s) {unknown}" if unknown else f"has no {', '.join(missing)}"
+        raise InputError(f"data.source.split_paths {what} (keys {keys}); {expected}")
+    if all(split_paths[s] is None for s in SPLITS):
+        raise InputError(f"data.source.split_paths gives no file (all three are null); {expected}")
+
+
 class CustomSource(DatasetSource):
     """Bring-your-own KG: a triples file (TSV/CSV/N-Triples) and questions JSONL.
 
@@ -368,7 +396,10 @@ class CustomSource(DatasetSource):
         kg_path: triples file.
         questions_path: one questions JSONL to be split, or ``None`` when ``split_paths``
             gives ``train``/``val``/``test`` files.
-        split_paths: optional split -> questions JSONL.
+        split_paths: optional split -> questions JSONL, naming all three splits; ``null`` for
+            a split on purpose left empty (one WARNING line says what it costs: with
+            ``val: null`` there is no model selection on val).  A missing split is an error,
+            so that a forgotten ``val`` is not read as an empty one.
         kg_format: ``auto``/``tsv``/``csv``/``nt``; ``kg_header``: ``auto``/``present``/``none``.
         kg_comment_prefix: TSV/CSV lines starting with it are comments; ``None`` (default):
             every non-blank row is a triple, ``#`` included (N-Triples keeps its ``#`` comments).
@@ -392,10 +423,8 @@ class CustomSource(DatasetSource):
                 "data.source: give exactly one of questions_path or split_paths "
                 "(train/val/test questions JSONL)"
             )
-        if split_paths and set(split_paths) - {"train", "val", "test"}:
-            raise InputError(
-                f"data.source.split_paths has {sorted(split_paths)}; expected train/val/test"
-            )
+        if split_paths:
+            _check_split_paths(split_paths)
         if kg_format not in TRIPLE_FORMATS:
             raise InputError(
                 f"data.source.kg_format={kg_format!r}; expected one of {list(TRIPLE_FORMATS)}"
@@ -414,7 +443,15 @@ class CustomSource(DatasetSource):
         self.name = name
         self.kg_path = kg_path
         self.questions_path = questions_path
-        self.split_paths = dict(split_paths or {})
+        self.split_paths = {s: split_paths[s] for s in SPLITS} if split_paths else {}
+        for split, path in self.split_paths.items():
+            if path is None:
+                log.warning(
+                    "data.source.split_paths.%s is null: no %s questions; %s",
+                    split,
+                    split,
+                    _EMPTY_SPLIT_COST[split],
+                )
         self.kg_format, self.kg_header = kg_format, kg_header
         self.kg_comment_prefix = kg_comment_prefix
 
@@ -426,6 +463,7 @@ class CustomSource(DatasetSource):
         return kg, {
             split: check_input_file(path, f"data.source.split_paths.{split}")
             for split, path in self.split_paths.items()
+            if path is not None
         }
 
     def files(self) -> list[Path]:
@@ -433,12 +471,15 @@ class CustomSource(DatasetSource):
         return [kg, *questions.values()]
 
     def config(self) -> dict:
-        return {
+        out = {
             **super().config(),
             "format": self.kg_format,
             "header": self.kg_header,
             "comment_prefix": self.kg_comment_prefix,
         }
+        if self.split_paths:  # which splits the files are (files() alone cannot tell)
+            out["splits"] = [s for s, path in self.split_paths.items() if path is not None]
+        return out
 
     def load(self) -> RawDataset:
         kg_path, question_paths = self._paths()

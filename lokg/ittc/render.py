@@ -48,6 +48,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from lokg.kg.graph import KnowledgeGraph
+from lokg.kg.io import CONTROL_CHARACTERS
 
 __all__ = ["GRANULARITIES", "TripleRenderer", "one_line", "relation_segments"]
 
@@ -59,8 +60,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
 #: control characters (category Cc) and the line/paragraph separators: everything
-#: ``str.splitlines`` breaks on is among them
-_TO_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: ``str.splitlines`` breaks on is among them (the readers count the labels holding one)
+_TO_ESCAPE = CONTROL_CHARACTERS
 _SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

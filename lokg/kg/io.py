@@ -6,7 +6,10 @@ expected <what>``; a path that is empty, missing or a directory is an ``InputErr
 (:func:`check_input_file`).  Nothing is dropped silently: what a reader skips on purpose
 (blank lines, comments where the format or the caller says there are comments, a header,
 exact duplicate triples, extra ``rdfs:label`` literals) is counted by reason in a
-:class:`ReadReport`, whose one-line summary the dataset statistics print.
+:class:`ReadReport`, whose one-line summary the dataset statistics print.  A label holding a
+control character (a NUL, an ESC, a DEL, a line break decoded from an N-Triples escape; see
+:data:`CONTROL_CHARACTERS`) is kept as it is, counted in the report, and written as an escape
+(``\\x00``) wherever it is rendered (:func:`lokg.ittc.render.one_line`).
 
 Supported inputs:
 
@@ -18,20 +21,23 @@ Supported inputs:
   (``\\uXXXX``/``\\UXXXXXXXX`` must name a Unicode scalar value; a surrogate pair written as two
   ``\\u`` escapes is joined);
 - questions as JSONL with keys ``id``, ``question``, ``answers``, ``topic_entities`` and an
-  optional ``gold_path`` (list of ``[head, relation, tail]``);
+  optional ``gold_path`` (list of ``[head, relation, tail]``); any other key is an error (a
+  misspelt ``answer`` or ``gold_paths`` would otherwise be dropped unseen);
 - PathQuestion's own text format (``question \\t answer(a1/a2/) \\t s#r1#e1#r2#a[#<end>#a]``).
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
+import errno
 import io
 import json
 import os
 import re
 import string
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,9 +46,12 @@ from lokg.kg.graph import EntityAttributes, KnowledgeGraph
 from lokg.typing import LabeledTriple, Question
 
 __all__ = [
+    "CONTROL_CHARACTERS",
+    "QUESTION_KEYS",
     "DataFormatError",
     "ReadReport",
     "check_input_file",
+    "count_control_labels",
     "read_kg",
     "read_pathquestion",
     "read_questions",
@@ -62,6 +71,12 @@ _HEADER_WORDS = {
 }
 TRIPLE_FORMATS = ("auto", "tsv", "csv", "nt")
 HEADER_MODES = ("auto", "present", "none")
+#: the keys of a question record: four required, ``gold_path`` optional
+QUESTION_KEYS = ("id", "question", "answers", "topic_entities", "gold_path")
+#: characters a rendered line never holds raw: the control characters (category Cc: C0, DEL,
+#: C1) and U+2028/U+2029, i.e. everything ``str.splitlines`` breaks on.  The readers count the
+#: labels holding one; :func:`lokg.ittc.render.one_line` writes each as an escape.
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class DataFormatError(InputError):
@@ -92,6 +107,8 @@ class ReadReport:
             ``comment_prefix`` was given; see :attr:`comment_prefix`).
         header: whether a header row was skipped.
         duplicates: exact duplicate triples kept once.
+        control_labels: distinct labels (entities, relations, ``rdfs:label`` names) holding a
+            control character (:data:`CONTROL_CHARACTERS`); kept, and escaped when rendered.
         skipped: other skipped items, reason -> count.
         notes: other facts worth a line (e.g. questions whose topic entity is not in the KG).
         comment_prefix: what marked a comment line (``None``: no comments).
@@ -104,6 +121,7 @@ class ReadReport:
     comments: int = 0
     header: bool = False
     duplicates: int = 0
+    control_labels: int = 0
     skipped: Counter = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
     comment_prefix: str | None = None
@@ -119,6 +137,10 @@ class ReadReport:
             parts.append(f"{self.comments} comment lines ({self.comment_prefix!r}) skipped")
         if self.duplicates:
             parts.append(f"{self.duplicates} exact duplicates kept once")
+        if self.control_labels:
+            parts.append(
+                f"{self.control_labels} labels with control characters (escaped when rendered)"
+            )
         parts += [f"{n} {reason}" for reason, n in sorted(self.skipped.items())]
         return f"{_show(self.path)}: " + ", ".join(parts + [_show(n) for n in self.notes])
 
@@ -128,8 +150,9 @@ def check_input_file(path: str | os.PathLike | None, key: str | None = None) -> 
     """``path`` as a :class:`~pathlib.Path` to an existing regular file (``~`` expanded).
 
     Raises :class:`~lokg.errors.InputError` naming the path (and ``key``, the config key it
-    came from, when given): ``<key> is empty``, ``<path>: no such file``, ``<path>: is a
-    directory, expected a file``, ``<path>: not a regular file``.
+    came from, when given): ``<key> is empty``, ``<path>: no such file`` (``(a broken symbolic
+    link)`` when it is one), ``<path>: is a symbolic-link loop, expected a file``, ``<path>: is
+    a directory, expected a file``, ``<path>: not a regular file``.
     """
     of = f" ({key})" if key else ""
     if path is None or str(path).strip() == "":
@@ -142,6 +165,8 @@ def check_input_file(path: str | os.PathLike | None, key: str | None = None) -> 
         if p.is_dir():
             raise InputError(f"{_show(p)}: is a directory, expected a file{of}")
         if not p.exists():
+            if _is_symlink_loop(p):
+                raise InputError(f"{_show(p)}: is a symbolic-link loop, expected a file{of}")
             broken = " (a broken symbolic link)" if p.is_symlink() else ""
             raise InputError(f"{_show(p)}: no such file{broken}{of}")
         if not p.is_file():
@@ -149,6 +174,21 @@ def check_input_file(path: str | os.PathLike | None, key: str | None = None) -> 
     except OSError as err:  # e.g. a name too long, a parent that is a file
         raise InputError(f"{_show(p)}: cannot access ({err.strerror}){of}") from None
     return p
+
+
+def _is_symlink_loop(p: Path) -> bool:
+    """Whether resolving ``p`` runs in a circle of symbolic links (``a -> b -> a``, or such a
+    circle among its parent directories); ``Path.exists`` reports that as a plain ``False``."""
+    try:
+        os.stat(p)
+    except OSError as err:
+        return err.errno == errno.ELOOP
+    return False
+
+
+def count_control_labels(labels: Iterable[str]) -> int:
+    """How many of ``labels`` hold a control character (:data:`CONTROL_CHARACTERS`)."""
+    return sum(1 for label in labels if CONTROL_CHARACTERS.search(label))
 
 
 def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
@@ -411,6 +451,8 @@ def read_triples(
         triples.append(triple)
     if not triples:
         raise _empty_error(path, "triples", report)
+    labels = {label for triple in triples for label in triple} | set(names.values())
+    report.control_labels = count_control_labels(labels)
     if names:
         report.notes.append(f"{len(names)} rdfs:label names")
     return triples, report, names
@@ -497,17 +539,29 @@ def _json_object(path: os.PathLike | str, lineno: int, text: str) -> dict:
     return obj
 
 
+def _unknown_key(key: str) -> str:
+    """``unknown key 'answer' (did you mean 'answers'?); expected keys ...``."""
+    close = difflib.get_close_matches(key, QUESTION_KEYS, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    shown = repr(key if len(key) <= 40 else key[:40] + "...")
+    return (
+        f"unknown key {shown}{hint}; expected keys {', '.join(QUESTION_KEYS[:4])} and "
+        f"optionally {QUESTION_KEYS[4]}"
+    )
+
+
 def read_questions(
     path: str | os.PathLike,
     kg: KnowledgeGraph | None = None,
     taken_ids: Mapping[str, str] | None = None,
 ) -> tuple[list[Question], ReadReport]:
-    """Read questions JSONL (``id``, ``question``, ``answers``, ``topic_entities``).
+    """Read questions JSONL (``id``, ``question``, ``answers``, ``topic_entities``, optional
+    ``gold_path``; :data:`QUESTION_KEYS`).
 
-    Duplicate ids, missing or mistyped keys (an empty or non-string topic entity among them),
-    invalid JSON and empty files are errors naming the line.  A topic entity that is not in
-    ``kg`` is not an input error (the question is answered without evidence); the report
-    counts such questions.
+    Duplicate ids, missing, unknown (a misspelt ``answer``) or mistyped keys (an empty or
+    non-string topic entity among them), invalid JSON and empty files are errors naming the
+    line.  A topic entity that is not in ``kg`` is not an input error (the question is
+    answered without evidence); the report counts such questions.
 
     Args:
         path: the JSONL file.
@@ -526,7 +580,10 @@ def read_questions(
             report.blank += 1
             continue
         obj = _json_object(path, lineno, text)
-        missing = [k for k in ("id", "question", "answers", "topic_entities") if k not in obj]
+        unknown = next((k for k in obj if k not in QUESTION_KEYS), None)
+        if unknown is not None:
+            raise DataFormatError(f"{_where(path, lineno)}: {_unknown_key(unknown)}")
+        missing = [k for k in QUESTION_KEYS[:4] if k not in obj]
         _expect(not missing, path, lineno, f"missing key(s) {missing}")
         qid = obj["id"]
         _expect(

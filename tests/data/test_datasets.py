@@ -159,8 +159,8 @@ def test_too_few_questions_for_the_split_is_an_error_and_writes_nothing(tmp_path
     assert "give train 2 / val 1 / test 0 with ratios 0.8/0.1/0.1" in msg
     assert "10 or more questions in distinct groups" in msg
     assert not (tmp_path / "art").exists()
-    # explicit split files are taken as they are, even tiny ones
-    src = CustomSource("c", str(kg), split_paths={"train": str(q)})
+    # explicit split files are taken as they are, even tiny ones (null: a split left empty)
+    src = CustomSource("c", str(kg), split_paths={"train": str(q), "val": None, "test": None})
     dm = prepared(src, tmp_path)
     assert {s: len(v) for s, v in dm.questions.items()} == {"train": 3, "val": 0, "test": 0}
 
@@ -373,7 +373,7 @@ def test_custom_dataset_bring_your_own_kg(tmp_path):
         ({"kg_path": "{dir}"}, "{dir}: is a directory, expected a file (data.source.kg_path)"),
         ({"questions_path": ""}, "data.source.questions_path is empty"),
         (
-            {"questions_path": None, "split_paths": {"train": ""}},
+            {"questions_path": None, "split_paths": {"train": "", "val": None, "test": None}},
             "data.source.split_paths.train is empty",
         ),
     ],
@@ -409,7 +409,7 @@ def test_custom_split_files_with_a_shared_id_name_the_line(tmp_path):
     row = '{{"id": {i}, "question": "x?", "answers": ["b"], "topic_entities": ["a"]}}\n'
     (tmp_path / "train.jsonl").write_text(row.format(i=1) + row.format(i=2))
     (tmp_path / "test.jsonl").write_text(row.format(i=3) + row.format(i=2))
-    splits = {s: str(tmp_path / f"{s}.jsonl") for s in ("train", "test")}
+    splits = {"val": None} | {s: str(tmp_path / f"{s}.jsonl") for s in ("train", "test")}
     with pytest.raises(DataFormatError) as err:
         CustomSource("c", str(kg), split_paths=splits).load()
     assert str(err.value) == (

@@ -3,25 +3,32 @@ message is one line naming the file and line (or the file, or the config key).
 
 Each case writes its files into ``tmp_path``, runs one reader or source, and states the exact
 start of the message (``<tmp>/kg.nt:3: ``) plus a fragment of what it says.  The entry points
-print that message as ``error: <message>`` and exit 2 (tested with the entry points).  The last
-tests check that a failed preparation leaves no ``artifacts/data/...`` directory behind.
+print that message as ``error: <message>`` and exit 2 (tested with the entry points).  Then:
+a failed preparation leaves no ``artifacts/data/...`` directory behind; what is accepted on
+purpose is said (a split given as ``null`` logs one WARNING line; a label holding a control
+character is counted in the read report and rendered as an escape, never raw).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lokg.cli import EXIT_INPUT_ERROR, report
 from lokg.data import CustomSource, KGQADataModule, PathQuestionSource, RoGSource
 from lokg.errors import InputError
+from lokg.ittc.encoder import ITTCEncoder, NaiveEncoder
+from lokg.ittc.render import GRANULARITIES, TripleRenderer
 from lokg.kg.graph import KnowledgeGraph
-from lokg.kg.io import read_pathquestion, read_questions, read_triples
+from lokg.kg.io import read_kg, read_pathquestion, read_questions, read_triples
 
 KG = KnowledgeGraph.from_labeled_triples([("paris", "capital_of", "france"), ("a", "r", "b")])
 GOOD_NT = "<http://x/a> <http://x/p> <http://x/b> .\n# a comment\n"
@@ -38,6 +45,7 @@ class Case:
         run: reads them (gets ``tmp_path``); must raise :class:`InputError`.
         where: exact start of the message, ``{tmp}`` standing for ``tmp_path``.
         says: a fragment the message contains.
+        links: name -> target of symbolic links made under ``tmp_path`` (after ``files``).
     """
 
     id: str
@@ -45,6 +53,7 @@ class Case:
     run: Callable[[Path], object]
     where: str
     says: str
+    links: dict[str, str] = field(default_factory=dict)
 
 
 def q(**kw) -> str:
@@ -57,10 +66,15 @@ def rog(**kw) -> str:
 
 
 def questions_of(n: int, paths: int | None = None) -> str:
+    """``n`` questions, each its own text; with ``paths``, ``paths`` distinct relation chains
+    from one topic (so ``paths`` groups)."""
     rows = []
     for i in range(n):
-        gold = [] if paths is None else [["a", "r", f"b{i % paths}"]]
-        rows.append(q(id=f"q{i}", topic_entities=["a"], answers=["b"], gold_path=gold))
+        gold = [] if paths is None else [["a", f"r{i % paths}", "b"]]
+        rows.append(
+            q(id=f"q{i}", question=f"capital {i}?", topic_entities=["a"], answers=["b"],
+              gold_path=gold)
+        )  # fmt: skip
     return "\n".join(rows) + "\n"
 
 
@@ -259,6 +273,16 @@ CASES = [
          "file has no questions"),
     Case("q-bad-utf8", {"q.jsonl": q().encode() + b"\n\x80\n"}, questions(), "{tmp}/q.jsonl:2: ",
          "not valid UTF-8"),
+    Case("q-unknown-key-answer", {"q.jsonl": q() + "\n" + q(id="q1", answer=["paris"]) + "\n"},
+         questions(), "{tmp}/q.jsonl:2: ",
+         "unknown key 'answer' (did you mean 'answers'?); expected keys id, question, answers, "
+         "topic_entities and optionally gold_path"),
+    Case("q-unknown-key-gold-paths", {"q.jsonl": q(gold_paths=[["france", "r", "paris"]])},
+         questions(), "{tmp}/q.jsonl:1: ", "unknown key 'gold_paths' (did you mean 'gold_path'?)"),
+    Case("q-unknown-key-no-hint", {"q.jsonl": q(meta={"source": "web"})}, questions(),
+         "{tmp}/q.jsonl:1: ", "unknown key 'meta'; expected keys id, question, answers"),
+    Case("q-unknown-key-with-nul", {"q.jsonl": q(**{"x\x00": 1})}, questions(),
+         "{tmp}/q.jsonl:1: ", "unknown key 'x\\x00'"),
     # ----------------------------------------------------------- PathQuestion format
     Case("pq-2-columns", {"pq.txt": "q\tb(b/)\n"}, pathquestion(), "{tmp}/pq.txt:1: ",
          "2 tab-separated columns; expected 3"),
@@ -303,8 +327,25 @@ CASES = [
          prepare("{tmp}/kg.tsv", "{tmp}/qdir"), "{tmp}/qdir: ",
          "is a directory, expected a file (data.source.questions_path)"),
     Case("path-split-missing", {"kg.tsv": TSV_OK, "q.jsonl": QS_OK},
-         prepare("{tmp}/kg.tsv", None, split_paths={"train": "{tmp}/q.jsonl", "val": "{tmp}/v"}),
+         prepare("{tmp}/kg.tsv", None, split_paths={"train": "{tmp}/q.jsonl", "val": "{tmp}/v",
+                                                    "test": None}),
          "{tmp}/v: ", "no such file (data.source.split_paths.val)"),
+    Case("path-kg-symlink-loop", {"q.jsonl": QS_OK}, prepare("{tmp}/a", "{tmp}/q.jsonl"),
+         "{tmp}/a: ", "is a symbolic-link loop, expected a file (data.source.kg_path)",
+         links={"a": "b", "b": "a"}),
+    Case("path-kg-self-link", {"q.jsonl": QS_OK}, prepare("{tmp}/a", "{tmp}/q.jsonl"),
+         "{tmp}/a: ", "is a symbolic-link loop, expected a file (data.source.kg_path)",
+         links={"a": "a"}),
+    Case("path-kg-under-symlink-loop", {"q.jsonl": QS_OK},
+         prepare("{tmp}/a/kg.tsv", "{tmp}/q.jsonl"), "{tmp}/a/kg.tsv: ",
+         "is a symbolic-link loop, expected a file (data.source.kg_path)",
+         links={"a": "b", "b": "a"}),
+    Case("path-questions-symlink-loop", {"kg.tsv": TSV_OK}, prepare("{tmp}/kg.tsv", "{tmp}/a"),
+         "{tmp}/a: ", "is a symbolic-link loop, expected a file (data.source.questions_path)",
+         links={"a": "b", "b": "a"}),
+    Case("path-kg-broken-link", {"q.jsonl": QS_OK}, prepare("{tmp}/a", "{tmp}/q.jsonl"),
+         "{tmp}/a: ", "no such file (a broken symbolic link) (data.source.kg_path)",
+         links={"a": "gone.tsv"}),
     Case("path-rog-missing", {}, rog_source(test="none.jsonl"), "{tmp}/none.jsonl: ",
          "no such file (data.source.files.test)"),
     Case("path-pathquestion-root", {},
@@ -312,10 +353,29 @@ CASES = [
          "no such file (data.source.root)"),
     Case("path-reader-directory", {"d/x": ""}, triples("d"), "{tmp}/d: ",
          "is a directory, expected a file"),
+    # ----------------------------------------------------------- split files
+    Case("split-paths-no-val", {"kg.tsv": TSV_OK, "q.jsonl": QS_OK},
+         prepare("{tmp}/kg.tsv", None, split_paths={"train": "{tmp}/q.jsonl",
+                                                    "test": "{tmp}/q.jsonl"}),
+         "data.source.split_paths has no val (keys ['test', 'train']); ",
+         "expected train, val and test (a questions JSONL each, or null for a split left empty)"),
+    Case("split-paths-only-train", {"kg.tsv": TSV_OK, "q.jsonl": QS_OK},
+         prepare("{tmp}/kg.tsv", None, split_paths={"train": "{tmp}/q.jsonl"}),
+         "data.source.split_paths has no val, test (keys ['train']); ",
+         "expected train, val and test"),
+    Case("split-paths-unknown-split", {"kg.tsv": TSV_OK, "q.jsonl": QS_OK},
+         prepare("{tmp}/kg.tsv", None, split_paths={"train": "{tmp}/q.jsonl", "val": None,
+                                                    "test": None, "dev": "{tmp}/q.jsonl"}),
+         "data.source.split_paths has unknown split(s) ['dev'] ", "expected train, val and test"),
+    Case("split-paths-all-null", {"kg.tsv": TSV_OK},
+         prepare("{tmp}/kg.tsv", None, split_paths={"train": None, "val": None, "test": None}),
+         "data.source.split_paths gives no file (all three are null); ",
+         "expected train, val and test"),
     # ----------------------------------------------------------- splits
     Case("split-3-questions", {"kg.tsv": TSV_OK, "q.jsonl": questions_of(3)},
          prepare("{tmp}/kg.tsv", "{tmp}/q.jsonl"), "{tmp}/q.jsonl: ",
-         "3 questions in 3 groups (questions with the same gold path stay together) give "
+         "3 questions in 3 groups (questions sharing a text or a topic and relation chain stay "
+         "together) give "
          "train 2 / val 1 / test 0 with ratios 0.8/0.1/0.1"),
     Case("split-1-question", {"kg.tsv": TSV_OK, "q.jsonl": questions_of(1)},
          prepare("{tmp}/kg.tsv", "{tmp}/q.jsonl"), "{tmp}/q.jsonl: ",
@@ -331,7 +391,7 @@ CASES = [
 ]  # fmt: skip
 
 
-def _write(tmp: Path, files: dict[str, str | bytes]) -> None:
+def _write(tmp: Path, files: dict[str, str | bytes], links: dict[str, str] | None = None) -> None:
     for name, content in files.items():
         path = tmp / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -339,6 +399,8 @@ def _write(tmp: Path, files: dict[str, str | bytes]) -> None:
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
+    for name, target in (links or {}).items():
+        os.symlink(target, tmp / name)
 
 
 def test_the_corpus_is_large_and_every_id_unique():
@@ -348,7 +410,7 @@ def test_the_corpus_is_large_and_every_id_unique():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_malformed_input_is_one_line_naming_file_and_line(tmp_path, capsys, case):
-    _write(tmp_path, case.files)
+    _write(tmp_path, case.files, case.links)
     where = case.where.format(tmp=tmp_path)
     with pytest.raises(InputError, match="^" + re.escape(where)) as err:
         case.run(tmp_path)
@@ -412,3 +474,72 @@ def test_a_preparation_that_fails_on_its_input_creates_no_directory(tmp_path):
     with pytest.raises(InputError, match=r"kg\.tsv:1: "):
         dm.prepare_data()
     assert not (tmp_path / "artifacts").exists()
+
+
+# ----------------------------------------------------------------- a split left empty on purpose
+def _split_files(tmp: Path, **splits: str | None) -> CustomSource:
+    """A custom source over ``kg.tsv``; each split a file of 5 questions or ``None`` (null)."""
+    (tmp / "kg.tsv").write_text(TSV_OK)
+    for name in {n for n in splits.values() if n is not None}:
+        rows = [q(id=f"{name}-{j}", topic_entities=["a"], answers=["b"]) for j in range(5)]
+        (tmp / name).write_text("\n".join(rows) + "\n")
+    paths = {s: None if name is None else str(tmp / name) for s, name in splits.items()}
+    return CustomSource("c", str(tmp / "kg.tsv"), split_paths=paths)
+
+
+def test_val_given_as_null_is_one_warning_line_and_an_empty_val_split(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="lokg.data.sources"):
+        src = _split_files(tmp_path, train="train.jsonl", val=None, test="test.jsonl")
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "data.source.split_paths.val is null: no val questions; model selection on val is "
+        "impossible"
+    ]
+    dm = KGQADataModule(src, artifacts_dir=str(tmp_path / "artifacts"))
+    dm.prepare_data()
+    dm.setup()
+    assert {s: len(v) for s, v in dm.questions.items()} == {"train": 5, "val": 0, "test": 5}
+
+
+def test_a_null_split_and_a_given_one_are_different_datasets(tmp_path):
+    a = _split_files(tmp_path, train="t.jsonl", val=None, test="x.jsonl")
+    b = _split_files(tmp_path, train="t.jsonl", val="x.jsonl", test=None)
+    assert a.files() == b.files()  # the same three files ...
+    assert a.fingerprint() != b.fingerprint()  # ... in other roles: prepared apart
+
+
+# ----------------------------------------------------------------- control characters in labels
+NUL_KG = {
+    "kg.tsv": "al\x00ice\tspo\x7fuse\tbob\nbob\tspouse\tca\x1brol\nal\x00ice\tspo\x7fuse\tbob\n",
+    "kg.csv": "al\x00ice,spo\x7fuse,bob\nbob,spouse,ca\x1brol\n",
+    "kg.nt": '<http://x/alice> <http://x/spouse> "al\\u0000ice" .\n'
+    '<http://x/bob> <http://x/spouse> "ca\\u001Brol\\u007F" .\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(NUL_KG))
+def test_a_control_character_in_a_label_is_counted_and_rendered_escaped(tmp_path, name):
+    (tmp_path / name).write_text(NUL_KG[name], encoding="utf-8")
+    kg, read = read_kg(tmp_path / name)
+    labels = kg.entities.labels + kg.relations.labels
+    raw = [label for label in labels if any(c in label for c in "\x00\x1b\x7f")]
+    assert "al\x00ice" in raw  # loaded as it is, NUL included
+    assert read.control_labels == len(raw) >= 2
+    assert f"{len(raw)} labels with control characters (escaped when rendered)" in read.summary()
+    renderer = TripleRenderer()
+    every_triple = np.arange(kg.num_triples)
+    contexts = ["".join(renderer.naive_lines(kg, kg.triples_np))]
+    contexts += ["".join(renderer.lines(kg, kg.triples_np, "rso", g)) for g in GRANULARITIES]
+    query = kg.entities.index["al\x00ice"]
+    for encoder in (ITTCEncoder(), NaiveEncoder()):
+        contexts.append(encoder.encode(kg, every_triple, 512, [query]).text)
+    for context in contexts:
+        assert not any(c in context for c in "\x00\x1b\x7f"), repr(context)
+        assert "al\\x00ice" in context, repr(context)  # NUL written as the escape \x00
+        assert "ca\\x1brol" in context, repr(context)
+
+
+def test_a_file_without_control_characters_reports_none(tmp_path):
+    (tmp_path / "kg.tsv").write_text("alice\tspouse\tbob\n")
+    _, read = read_kg(tmp_path / "kg.tsv")
+    assert read.control_labels == 0 and "control characters" not in read.summary()
