@@ -42,7 +42,7 @@ _MACHINE_KEYS = {"cache_path", "cache_dir", "artifacts_dir", "model_path"}
 REPORT_ORDER = (
     "hits@1", "hit", "f1", "coverage", "tcr", "evidence_tok/q", "empty_contexts", "tok/q",
     "prompt_tok/q", "completion_tok/q", "p@1k", "h@1k", "calls/q", "retrieval_latency_s",
-    "failed", "n",
+    "failed", "truncated", "n",
 )  # fmt: skip
 
 

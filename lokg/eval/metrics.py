@@ -2,7 +2,7 @@
 
 Per question, :func:`score_question` compares the predicted answer list (most likely
 first) with the gold answers through the one normalisation of
-:mod:`lokg.eval.normalize`. Per run, :class:`KGQAMetrics` (a torchmetrics ``Metric``
+:mod:`lokg.normalize`. Per run, :class:`KGQAMetrics` (a torchmetrics ``Metric``
 whose states are sums, so it also reduces across processes) aggregates
 :class:`QuestionScore` records into:
 
@@ -34,6 +34,8 @@ key                       definition
                           contains a gold answer.
 ``retrieval_latency_s``   mean retrieval wall time per question, seconds.
 ``failed``                fraction of questions recorded as failed (scored as wrong).
+``truncated``             fraction of questions with an LLM reply cut at the generation limit
+                          (``finish_reason: "length"``; scored as they are).
 ``n``                     number of questions aggregated.
 ========================  ================================================================
 """
@@ -47,7 +49,7 @@ from dataclasses import dataclass
 import torch
 from torchmetrics import Metric
 
-from lokg.eval.normalize import normalize_answer, normalize_set, text_contains_answer
+from lokg.normalize import normalize_answer, normalize_set, text_contains_answer
 
 METRIC_KEYS = (
     "hits@1",
@@ -68,6 +70,7 @@ METRIC_KEYS = (
     "coverage",
     "retrieval_latency_s",
     "failed",
+    "truncated",
     "n",
 )
 
@@ -90,6 +93,7 @@ class QuestionScore:
         covered: whether the injected context contains a gold answer; None if not measured.
         retrieval_latency_s: retrieval wall time in seconds; None if not measured.
         failed: the question was recorded as failed (no answer after all retries).
+        truncated: an LLM reply of the question was cut at the generation limit.
     """
 
     hits1: float
@@ -108,6 +112,7 @@ class QuestionScore:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     empty_context: bool | None = None
+    truncated: bool = False
 
 
 def set_scores(predictions: Iterable[str], gold: Iterable[str]) -> tuple[float, float, float]:
@@ -140,6 +145,7 @@ def score_question(
     t_naive: int | None = None,
     retrieval_latency_s: float | None = None,
     failed: bool = False,
+    truncated: bool = False,
 ) -> QuestionScore:
     """Score one question.
 
@@ -151,7 +157,8 @@ def score_question(
         context: the evidence text injected into the prompt, searched for ``coverage``;
             None leaves coverage (and emptiness) unmeasured for this question.
         tokens, tokens_cl100k, prompt_tokens, completion_tokens, calls, t_after, t_naive,
-            retrieval_latency_s, failed: copied into the score (see :class:`QuestionScore`).
+            retrieval_latency_s, failed, truncated: copied into the score (see
+            :class:`QuestionScore`).
     """
     gold_norm = normalize_set(gold)
     if not gold_norm:
@@ -179,6 +186,7 @@ def score_question(
         empty_context=None if context is None else not context,
         retrieval_latency_s=retrieval_latency_s,
         failed=failed,
+        truncated=truncated,
     )
 
 
@@ -204,6 +212,7 @@ _SUM_STATES = (
     "latency_sum",
     "latency_n",
     "failed",
+    "truncated",
 )
 
 
@@ -246,6 +255,7 @@ class KGQAMetrics(Metric):
             if s.empty_context:
                 self.empty_contexts += 1
             self.failed += float(s.failed)
+            self.truncated += float(s.truncated)
             if s.t_naive is not None and s.t_after is not None and s.t_naive > 0:
                 self.tcr_sum += s.t_after / s.t_naive
                 self.tcr_n += 1
@@ -281,6 +291,7 @@ class KGQAMetrics(Metric):
             "coverage": mean(self.covered, float(self.coverage_n)),
             "retrieval_latency_s": mean(self.latency_sum, float(self.latency_n)),
             "failed": mean(self.failed, n),
+            "truncated": mean(self.truncated, n),
             "n": n,
         }
         tok = out["tok/q"]

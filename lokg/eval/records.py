@@ -47,6 +47,7 @@ def question_record(output) -> QuestionResult:
         calls=int(acc.get("calls", 0)),
         cached_calls=int(acc.get("cached_calls", 0)),
         attempts=int(acc.get("attempts", 0)),
+        truncated=int(acc.get("truncated", 0)),
         t_after=ctx.num_tokens,
         t_naive=ctx.naive_tokens,
         retrieval_latency_s=output.retrieval_latency_s,

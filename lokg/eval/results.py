@@ -22,6 +22,8 @@ import json
 import logging
 import os
 import threading
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -30,6 +32,8 @@ from lokg.eval.metrics import QuestionScore, score_question
 log = logging.getLogger(__name__)
 
 STATUSES = ("ok", "failed")
+#: the failure class of a failed record written before records carried one
+UNCLASSIFIED = "unclassified"
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,9 @@ class QuestionResult:
         output: the raw reader output text.
         status: ``"ok"`` or ``"failed"`` (no usable answer after all retries).
         error: one-line reason when failed.
+        failure_kind: the class of that failure in one word (``ContextTooLong``,
+            ``BadRequest``, ``ServerError``, ``BudgetExceeded``, ...); None when answered, and
+            in failed records written before it was recorded.
         reader: label of what produced the answers (an LLM model id, or
             ``"extractive (retriever-only)"``).
         prompt: the exact chat messages sent (empty for readers without an LLM).
@@ -55,6 +62,8 @@ class QuestionResult:
             method's calls; ``cached_calls`` says how many were free).
         cached_calls: calls answered from the response cache.
         attempts: HTTP attempts, retries included.
+        truncated: LLM replies of this question cut at the generation limit
+            (``finish_reason: "length"``); its answers are read from them as they are.
         t_after, t_naive: TCR numerator/denominator (tokens), when measured.
         retrieval_latency_s, llm_latency_s: wall times in seconds, when measured.
         extra: anything method-specific (paths, chosen granularities, ...), JSON-able.
@@ -67,6 +76,7 @@ class QuestionResult:
     output: str = ""
     status: str = "ok"
     error: str | None = None
+    failure_kind: str | None = None
     reader: str = ""
     prompt: list[dict] = field(default_factory=list)
     context: str | None = None
@@ -77,6 +87,7 @@ class QuestionResult:
     calls: int = 0
     cached_calls: int = 0
     attempts: int = 0
+    truncated: int = 0
     t_after: int | None = None
     t_naive: int | None = None
     retrieval_latency_s: float | None = None
@@ -111,6 +122,7 @@ class QuestionResult:
             t_naive=self.t_naive,
             retrieval_latency_s=self.retrieval_latency_s,
             failed=self.status == "failed",
+            truncated=self.truncated > 0,
         )
 
     def to_json(self) -> dict:
@@ -287,6 +299,17 @@ class ResultsWriter:
                 for i, r in self.records.items()
                 if r.status == "failed" and r.extra.get("retryable", True)
             }
+
+    def failure_kinds(self, ids: Iterable[str]) -> Counter[str]:
+        """How many of the failed records among ``ids`` failed for each class
+        (:data:`UNCLASSIFIED`: records without one)."""
+        with self._lock:
+            records = [self.records.get(i) for i in ids]
+        return Counter(
+            r.failure_kind or UNCLASSIFIED
+            for r in records
+            if r is not None and r.status == "failed"
+        )
 
     def __contains__(self, question_id: object) -> bool:
         """Whether ``question_id`` has a record (answered or failed)."""

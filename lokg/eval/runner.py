@@ -10,12 +10,15 @@ and the exception propagates (records already written stay, so a fixed rerun res
 
 On a rerun the answered (``ok``) ids are skipped and never re-paid; the ids recorded as
 failed are asked again (``retry_failed=True``, the default) and their new record
-supersedes the failed one in the append-only results file.
+supersedes the failed one in the append-only results file. The failures a rerun keeps (those
+that would fail the same way again, and with ``retry_failed=False`` all of them) are counted
+by class in one warning line.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -47,17 +50,37 @@ class LoopStats:
 
 
 def failed_result(question: Question, error: QuestionFailed, reader: str = "") -> QuestionResult:
-    """The record of a question that failed (scored as wrong; a rerun asks it again)."""
+    """The record of a question that failed (scored as wrong; a rerun asks it again if the
+    failure was transient). ``failure_kind``: the error's ``kind`` when it has one
+    (:class:`lokg.llm.LLMCallFailed`: ``ContextTooLong``, ``BadRequest``, ...), else its class
+    name (``BudgetExceeded``)."""
     return QuestionResult(
         id=question.id,
         question=question.text,
         gold=list(question.answers),
         status="failed",
         error=str(error),
+        failure_kind=getattr(error, "kind", None) or type(error).__name__,
         reader=reader,
         attempts=error.attempts,
         extra={"retryable": bool(getattr(error, "retryable", True))},
     )
+
+
+def _kept_failures_line(kinds: Counter[str], path: object, transient: int = 0) -> str:
+    """The one warning line of a rerun that keeps earlier failures: their count by class,
+    most frequent first, and (``transient``) how many ``retry_failed=true`` would ask again."""
+    n = sum(kinds.values())
+    by_kind = ", ".join(
+        f"{c} {k}" for k, c in sorted(kinds.items(), key=lambda kc: (-kc[1], kc[0]))
+    )
+    line = (
+        f"{n} earlier failure{'s' if n != 1 else ''} kept (not retried): {by_kind}; "
+        f"scored as wrong, reasons in the 'error' field of {path}"
+    )
+    if transient:
+        line += f"; retry_failed=true asks the {transient} transient one(s) again"
+    return line
 
 
 def run_questions(
@@ -108,6 +131,11 @@ def run_questions(
             "retried now" if retry_failed else "kept (retry_failed=false)",
             len(permanent),
         )
+    kept = permanent | (set() if retry_failed else failed_before)
+    if kept:
+        transient = 0 if retry_failed else len(failed_before)
+        kinds = writer.failure_kinds(kept)
+        log.warning("%s", _kept_failures_line(kinds, writer.path, transient))
     failed = 0
 
     def one(q: Question) -> QuestionResult:

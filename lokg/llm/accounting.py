@@ -42,9 +42,20 @@ class Usage:
     def total(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def __add__(self, other: Usage) -> Usage:
+        """The tokens of two replies to one call (a truncated reply and its retry)."""
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.prompt_tokens_cl100k + other.prompt_tokens_cl100k,
+            self.completion_tokens_cl100k + other.completion_tokens_cl100k,
+            self.billed_reported and other.billed_reported,
+        )
+
 
 class CallLedger:
-    """Per-question tally the client writes into: calls, cache hits, attempts, tokens.
+    """Per-question tally the client writes into: calls, cache hits, attempts, tokens, and
+    ``truncated``: answers cut at the generation limit (``finish_reason: "length"``).
 
     Thread-safe, so one ledger may be shared by calls running in parallel.
     """
@@ -59,11 +70,21 @@ class CallLedger:
         self.prompt_tokens_cl100k = 0
         self.completion_tokens_cl100k = 0
         self.latency_s = 0.0
+        self.truncated = 0
 
-    def add(self, usage: Usage, *, cached: bool, attempts: int, latency_s: float) -> None:
+    def add(
+        self,
+        usage: Usage,
+        *,
+        cached: bool,
+        attempts: int,
+        latency_s: float,
+        truncated: bool = False,
+    ) -> None:
         with self._lock:
             self.calls += 1
             self.cached_calls += int(cached)
+            self.truncated += int(truncated)
             self.attempts += attempts
             self.prompt_tokens += usage.prompt_tokens
             self.completion_tokens += usage.completion_tokens
@@ -90,4 +111,5 @@ class CallLedger:
                 "prompt_tokens_cl100k": self.prompt_tokens_cl100k,
                 "completion_tokens_cl100k": self.completion_tokens_cl100k,
                 "llm_latency_s": self.latency_s,
+                "truncated": self.truncated,
             }

@@ -13,13 +13,19 @@ What a failed attempt means (:func:`status_outcome`):
 answer                                                  retried    then
 ======================================================  =========  ======================
 timeout, connection reset, 408, 409, 425, 429, 5xx,     yes        :class:`LLMCallFailed`
-200 with a body not UTF-8 / not JSON / without content             (question failed)
+200 with a body not UTF-8 / not JSON / without content,            (question failed)
+or with negative token usage
 other 4xx: 400, 413, 422 (prompt too long, filtered)    no         :class:`LLMCallFailed`
 401, 402, 403, 404, 405 (key, credit, model, endpoint)  no         :class:`LLMFatalError`
 ======================================================  =========  ======================
 
 A question that failed is recorded as failed and asked again by a rerun; a fatal answer
 stops the run, and after it the client sends nothing more.
+
+A reply cut at the generation limit (``finish_reason: "length"``) is an answer, but a
+truncated one: it is returned with ``truncated=True`` (the question's record counts it),
+never written to the response cache, and asked once more with the same limit when
+``retry_truncated`` is set.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple, NoReturn
 
 import openai
 
@@ -57,6 +64,8 @@ class ChatResponse:
         cached: answered from the response cache (no request was sent).
         attempts: HTTP attempts made (0 for a cache hit).
         latency_s: wall time of the call, retries and backoff included.
+        truncated: the reply was cut at the generation limit (``finish_reason: "length"``);
+            such a reply is never cached.
     """
 
     text: str
@@ -64,10 +73,32 @@ class ChatResponse:
     cached: bool
     attempts: int
     latency_s: float
+    truncated: bool = False
 
 
 class _MalformedResponse(Exception):
     """The server answered 200 with no usable message (retryable)."""
+
+
+class Completion(NamedTuple):
+    """What :func:`parse_completion` reads from a 200 chat-completion body.
+
+    Attributes:
+        text: ``choices[0].message.content``, stripped (non-empty).
+        prompt_tokens, completion_tokens: the reported ``usage`` (>= 0), or None when the
+            server reported none (or not as integers).
+        finish_reason: ``choices[0].finish_reason`` (``"stop"``, ``"length"``, ...), or None.
+    """
+
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    finish_reason: str | None
+
+    @property
+    def truncated(self) -> bool:
+        """The reply was cut at the generation limit."""
+        return self.finish_reason == "length"
 
 
 #: Answers every later question would get too: the run stops before sending more
@@ -197,12 +228,13 @@ def _error_excerpt(body: bytes) -> str:
     return _one_line(text)
 
 
-def parse_completion(body: bytes) -> tuple[str, int | None, int | None]:
-    """``(content, prompt_tokens, completion_tokens)`` of a 200 chat-completion body.
+def parse_completion(body: bytes) -> Completion:
+    """The answer, token usage and finish reason of a 200 chat-completion body.
 
     Raises:
         _MalformedResponse: with a one-line reason, when the body is not UTF-8, not JSON,
-            or has no non-empty ``choices[0].message.content``.
+            has no non-empty ``choices[0].message.content``, or reports a negative token
+            count in ``usage``.
     """
     try:
         text = body.decode("utf-8")
@@ -232,18 +264,51 @@ def parse_completion(body: bytes) -> tuple[str, int | None, int | None]:
     usage = data.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    negative = [
+        f"{name}={v}"
+        for name, v in (("prompt_tokens", pt), ("completion_tokens", ct))
+        if isinstance(v, int | float) and not isinstance(v, bool) and v < 0
+    ]
+    if negative:
+        raise _MalformedResponse(f"negative token usage ({', '.join(negative)})")
     ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (pt, ct))
-    return content.strip(), (pt if ok else None), (ct if ok else None)
+    finish = choices[0].get("finish_reason")
+    return Completion(
+        content.strip(),
+        pt if ok else None,
+        ct if ok else None,
+        finish if isinstance(finish, str) else None,
+    )
 
 
 @dataclass(frozen=True)
 class _Failure:
-    """One failed attempt: what it means (one of :data:`OUTCOMES`), why, and the wait the
-    server asked for."""
+    """One failed attempt: what it means (one of :data:`OUTCOMES`), why, its class in one
+    word (:attr:`LLMCallFailed.kind`), and the wait the server asked for."""
 
     outcome: str
     reason: str
+    kind: str
     retry_after_s: float | None = None
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """One answered attempt: the text, its tokens, and whether it was cut at the limit."""
+
+    text: str
+    usage: Usage
+    truncated: bool
+
+
+#: the class of a retried HTTP status (5xx: ``ServerError``; others: ``UnexpectedStatus``)
+_STATUS_KINDS = {408: "RequestTimeout", 409: "Conflict", 425: "TooEarly", 429: "RateLimited"}
+
+
+def _status_kind(status: int) -> str:
+    if status in _STATUS_KINDS:
+        return _STATUS_KINDS[status]
+    return "ServerError" if status >= 500 else "UnexpectedStatus"
 
 
 class ChatClient:
@@ -271,6 +336,10 @@ class ChatClient:
         requests_per_minute: the most HTTP requests (retries included) begun per minute
             through this client, spaced evenly (:class:`~lokg.llm.ratelimit.RateLimiter`);
             None: no limit. Cache hits are not requests.
+        retry_truncated: ask once more, with the same generation limit, when a reply is cut
+            at it (``finish_reason: "length"``). Either way a truncated reply is returned
+            with ``truncated=True`` and never cached; the retry's reply replaces it (its
+            tokens are added), and if the retry fails the truncated reply stands.
 
     Raises:
         MissingAPIKeyError: ``api_key_env`` is set but the variable is not.
@@ -278,9 +347,10 @@ class ChatClient:
 
     Retried (up to ``max_attempts``, then :class:`LLMCallFailed`): timeouts, connection
     errors, HTTP 408/409/425/429 and 5xx, and 200 answers whose body is not UTF-8, not
-    JSON, or has no non-empty message. Not retried: a 4xx that rejects this request (400,
-    413, 422, ...: :class:`LLMCallFailed` at once) and the run-fatal 401/402/403/404/405
-    (:class:`LLMFatalError`; the client then refuses every later call).
+    JSON, has no non-empty message, or reports negative token usage. Not retried: a 4xx
+    that rejects this request (400, 413, 422, ...: :class:`LLMCallFailed` at once) and the
+    run-fatal 401/402/403/404/405 (:class:`LLMFatalError`; the client then refuses every
+    later call).
     """
 
     def __init__(
@@ -301,6 +371,7 @@ class ChatClient:
         name: str | None = None,
         retry_after_max_s: float = 60.0,
         requests_per_minute: float | None = None,
+        retry_truncated: bool = False,
     ) -> None:
         if not model:
             raise ValueError("ChatClient: 'model' must be a non-empty model id")
@@ -338,6 +409,7 @@ class ChatClient:
         self.backoff_max_s = float(backoff_max_s)
         self.retry_after_max_s = float(retry_after_max_s)
         self.max_concurrency = int(max_concurrency)
+        self.retry_truncated = bool(retry_truncated)
         self.extra_body = dict(extra_body) if extra_body else None
         self.cache = ResponseCache(cache_path) if cache_path is not None else None
         self._rng = random.Random(seed)
@@ -413,16 +485,17 @@ class ChatClient:
                 405: f"{self.base_url()} does not accept chat completions",
             }[status]
             reason = f"llm={self.name}: HTTP {status}: {what}; stopping before more questions"
-            return _Failure("fatal", f"{reason} (server: {excerpt})" if excerpt else reason)
+            reason = f"{reason} (server: {excerpt})" if excerpt else reason
+            return _Failure("fatal", reason, "Fatal")
         if outcome == "question":
             too_long = status == 413 or any(w in excerpt.lower() for w in _TOO_LONG)
             label = "prompt too long" if too_long else "request rejected"
-            return _Failure("question", f"HTTP {status} ({label}, not retried): {excerpt}")
-        return _Failure("retry", f"HTTP {status}: {excerpt}", retry_after_s(headers))
+            kind = "ContextTooLong" if too_long else "BadRequest"
+            return _Failure("question", f"HTTP {status} ({label}, not retried): {excerpt}", kind)
+        reason = f"HTTP {status}: {excerpt}"
+        return _Failure("retry", reason, _status_kind(status), retry_after_s(headers))
 
-    def _attempt(
-        self, messages: list[dict], max_tokens: int | None = None
-    ) -> tuple[str, Usage] | _Failure:
+    def _attempt(self, messages: list[dict], max_tokens: int | None = None) -> _Answer | _Failure:
         """One HTTP attempt: the answer, or what went wrong (never raises for the server's
         behaviour; raises :class:`LLMFatalError` if an earlier call was fatal)."""
         kwargs = {
@@ -444,11 +517,13 @@ class ChatClient:
                 raw = self._openai().chat.completions.with_raw_response.create(**kwargs)
                 body = raw.http_response.content
             except openai.APITimeoutError:
-                return _Failure("retry", f"no answer within timeout_s={self.timeout_s:g}")
+                reason = f"no answer within timeout_s={self.timeout_s:g}"
+                return _Failure("retry", reason, "Timeout")
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__
                 detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
-                return _Failure("retry", f"connection failed ({_one_line(detail)})")
+                reason = f"connection failed ({_one_line(detail)})"
+                return _Failure("retry", reason, "ConnectionFailed")
             except openai.APIStatusError as exc:
                 response = exc.response
                 failure = self._status_failure(exc.status_code, response.headers, response.content)
@@ -456,17 +531,21 @@ class ChatClient:
                     self._fatal = self.redact(failure.reason)  # no call queued behind sends
                 return failure
             except openai.APIError as exc:
-                return _Failure("retry", f"malformed response ({type(exc).__name__})")
+                reason = f"malformed response ({type(exc).__name__})"
+                return _Failure("retry", reason, "MalformedResponse")
         try:
-            text, pt, ct = parse_completion(body)
+            done = parse_completion(body)
         except _MalformedResponse as exc:
-            return _Failure("retry", f"malformed 200 response: {exc}")
+            return _Failure("retry", f"malformed 200 response: {exc}", "MalformedResponse")
         in_cl = messages_cl100k(messages)
-        out_cl = cl100k_count(text)
+        out_cl = cl100k_count(done.text)
+        pt, ct = done.prompt_tokens, done.completion_tokens
         if pt is not None and ct is not None:
-            return text, Usage(pt, ct, in_cl, out_cl, billed_reported=True)
-        log.warning("%s: response without usage; billed tokens fall back to cl100k", self.name)
-        return text, Usage(in_cl, out_cl, in_cl, out_cl, billed_reported=False)
+            usage = Usage(pt, ct, in_cl, out_cl, billed_reported=True)
+        else:
+            log.warning("%s: response without usage; billed tokens fall back to cl100k", self.name)
+            usage = Usage(in_cl, out_cl, in_cl, out_cl, billed_reported=False)
+        return _Answer(done.text, usage, done.truncated)
 
     def chat(
         self,
@@ -478,6 +557,9 @@ class ChatClient:
 
         ``max_tokens`` overrides the client's generation limit for this call (a baseline's
         intermediate prompts: ToG's ``max_length``); it is part of the cache key.
+
+        A reply cut at the generation limit comes back with ``truncated=True`` and is not
+        cached; with ``retry_truncated`` it is asked once more first (see the class).
 
         Raises:
             LLMCallFailed: this question's call failed: every attempt hit a transient
@@ -502,20 +584,59 @@ class ChatClient:
                 response = ChatResponse(text, usage, True, 0, time.perf_counter() - start)
                 self._record(response, ledger)
                 return response
-        failure = _Failure("retry", "no attempt made")
+        answer, attempts = self._answer(messages, max_tokens)
+        if isinstance(answer, _Failure):
+            self._fail(answer, attempts, ledger)
+        paid = answer.usage
+        if answer.truncated and self.retry_truncated:
+            self._warn(
+                "%s: reply cut at max_tokens=%d (finish_reason=length); asking once more "
+                "(retry_truncated=true)",
+                self.name,
+                params["max_tokens"],
+            )
+            again, more = self._answer(messages, max_tokens)
+            attempts += more
+            if isinstance(again, _Failure):
+                if again.outcome == "fatal":
+                    self._fail(again, attempts, ledger)
+                self._warn(
+                    "%s: the retry failed; keeping the truncated reply (%s)",
+                    self.name,
+                    again.reason,
+                )
+            else:  # the retry's reply replaces the truncated one; both were paid for
+                answer, paid = again, paid + again.usage
+        latency = time.perf_counter() - start
+        response = ChatResponse(answer.text, paid, False, attempts, latency, answer.truncated)
+        if answer.truncated:
+            self._warn(
+                "%s: reply cut at max_tokens=%d (finish_reason=length); recorded as truncated, "
+                "not cached",
+                self.name,
+                params["max_tokens"],
+            )
+        elif self.cache is not None:
+            request = {"model": self.model, "messages": messages, "params": params}
+            self.cache.put(key, self.model, request, answer.text, answer.usage)
+        self._record(response, ledger)
+        return response
+
+    def _answer(
+        self, messages: list[dict], max_tokens: int | None
+    ) -> tuple[_Answer | _Failure, int]:
+        """Attempt until an answer comes or the call fails: ``(answer or last failure,
+        attempts made)`` (the failure's reason redacted)."""
+        failure = _Failure("retry", "no attempt made", "NoAttempt")
         attempt = 0
         while attempt < self.max_attempts:
             attempt += 1
             outcome = self._attempt(messages, max_tokens)
             if not isinstance(outcome, _Failure):
-                text, usage = outcome
-                response = ChatResponse(text, usage, False, attempt, time.perf_counter() - start)
-                if self.cache is not None:
-                    request = {"model": self.model, "messages": messages, "params": params}
-                    self.cache.put(key, self.model, request, text, usage)
-                self._record(response, ledger)
-                return response
-            failure = _Failure(outcome.outcome, self.redact(outcome.reason), outcome.retry_after_s)
+                return outcome, attempt
+            failure = _Failure(
+                outcome.outcome, self.redact(outcome.reason), outcome.kind, outcome.retry_after_s
+            )
             if failure.outcome != "retry":
                 break
             self._warn(
@@ -535,14 +656,21 @@ class ChatClient:
                         delay,
                     )
                 time.sleep(delay)
+        return failure, attempt
+
+    def _fail(self, failure: _Failure, attempts: int, ledger: CallLedger | None) -> NoReturn:
+        """Record a failed call's ``attempts`` in ``ledger`` and ``totals``, then raise what
+        ``failure`` means (see :meth:`chat`)."""
         for book in (ledger, self.totals):
             if book is not None:
-                book.add_failed_attempts(attempt)
+                book.add_failed_attempts(attempts)
         if failure.outcome == "fatal":
             raise LLMFatalError(failure.reason)
         if failure.outcome == "question":
             self._warn("%s: %s", self.name, failure.reason)
-        raise LLMCallFailed(failure.reason, attempt, retryable=failure.outcome == "retry")
+        raise LLMCallFailed(
+            failure.reason, attempts, retryable=failure.outcome == "retry", kind=failure.kind
+        )
 
     def _record(self, response: ChatResponse, ledger: CallLedger | None) -> None:
         for book in (ledger, self.totals):
@@ -552,6 +680,7 @@ class ChatClient:
                     cached=response.cached,
                     attempts=response.attempts,
                     latency_s=response.latency_s,
+                    truncated=response.truncated,
                 )
 
     def close(self) -> None:

@@ -39,14 +39,20 @@ class LLMCallFailed(LLMError, QuestionFailed):
         reason: one-line description of the last failure.
         retryable: False when the server rejected the request itself (a rerun would send the
             same prompt and be rejected again), True after transient faults.
+        kind: the class of the last failure, one word (``ContextTooLong``, ``BadRequest``,
+            ``ServerError``, ``RateLimited``, ``Timeout``, ``MalformedResponse``, ...); the
+            run records it, and a rerun counts the failures it keeps by it.
     """
 
-    def __init__(self, reason: str, attempts: int, retryable: bool = True) -> None:
+    def __init__(
+        self, reason: str, attempts: int, retryable: bool = True, kind: str = "LLMCallFailed"
+    ) -> None:
         super().__init__(reason, attempts, retryable)  # QuestionFailed sets the attributes
+        self.kind = kind
         self.args = (f"LLM call failed after {attempts} attempt(s): {reason}",)
 
     def __reduce__(self):
-        return type(self), (self.reason, self.attempts, self.retryable)
+        return type(self), (self.reason, self.attempts, self.retryable, self.kind)
 
 
 class LocalServerError(LLMError):

@@ -6,6 +6,9 @@ from ``route(payload)`` when a route is set (a reply chosen by the prompt), else
 
 - ``("ok", text)``              200 with a well-formed completion and ``usage``
 - ``("ok_no_usage", text)``     200 with a completion but no ``usage``
+- ``("length", text)``          200 with a completion cut at the limit (``finish_reason:
+  "length"``)
+- ``("usage", text, usage)``    200 with a completion whose ``usage`` is the dict ``usage``
 - ``("status", code)``          an HTTP error (429, 500, 503, 401, ...) with a JSON error body;
   ``("status", code, message)`` sets the body's message, ``("status", code, message,
   headers)`` adds response headers (``{"Retry-After": "1"}``)
@@ -48,18 +51,25 @@ CONTEXT_LENGTH_MESSAGE = (
 )
 
 
-def completion_body(text: str, usage: bool = True) -> bytes:
-    """A well-formed OpenAI chat-completion body answering ``text``."""
+def completion_body(text: str, usage: bool | dict = True, finish_reason: str = "stop") -> bytes:
+    """An OpenAI chat-completion body answering ``text`` (``usage``: True for a well-formed
+    one, False for none, or the dict to send)."""
     body: dict = {
         "id": "cmpl-double",
         "object": "chat.completion",
         "created": 0,
         "model": "double",
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": finish_reason,
+            }
         ],
     }
-    if usage:
+    if isinstance(usage, dict):
+        body["usage"] = usage
+    elif usage:
         body["usage"] = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
     return json.dumps(body).encode()
 
@@ -128,6 +138,10 @@ class ScriptedOpenAIDouble:
                     self._send(200, completion_body(step[1]))
                 elif kind == "ok_no_usage":
                     self._send(200, completion_body(step[1], usage=False))
+                elif kind == "length":
+                    self._send(200, completion_body(step[1], finish_reason="length"))
+                elif kind == "usage":
+                    self._send(200, completion_body(step[1], usage=step[2]))
                 elif kind == "status":
                     message = step[2] if len(step) > 2 else "scripted"
                     headers = step[3] if len(step) > 3 else None

@@ -2,7 +2,9 @@
 
 Unit level: every fault class -> its outcome (answer, failed question after N attempts, or
 a run-fatal stop), ``Retry-After`` honoured (the gap between requests is measured), the API
-key redacted from every message and log line. End to end: a real ``evaluate.py`` subprocess
+key redacted from every message and log line; a reply cut at the generation limit is
+recorded as truncated and never cached; a rerun that keeps earlier failures says so in one
+warning line. End to end: a real ``evaluate.py`` subprocess
 whose run records the questions the server failed and goes on; a rerun against a healthy
 double answers exactly those and re-asks no answered one; a 401 stops the run after one
 request without printing the key.
@@ -14,6 +16,7 @@ import email.utils
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -24,9 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from lokg.eval import read_results
-from lokg.llm import ChatClient, LLMCallFailed, LLMFatalError
+from lokg.eval import QuestionResult, ResultsWriter, aggregate, read_results, run_questions
+from lokg.llm import ChatClient, LLMCallFailed, LLMFatalError, LLMReader
 from lokg.llm.client import redact, retry_after_s, status_outcome
+from lokg.pipeline import BudgetExceeded
+from lokg.typing import Question
 
 ROOT = Path(__file__).resolve().parents[2]
 MSG = [{"role": "user", "content": "Which city is the capital of France?"}]
@@ -57,7 +62,9 @@ TRANSIENT = [
     ("empty", ("empty",), "empty answer"),
     ("no choices", ("no_choices",), "no choices"),
     ("no content", ("no_content",), "no message content"),
-]
+    ("negative usage", ("usage", "Paris", {"prompt_tokens": -5, "completion_tokens": 3}),
+     "negative token usage (prompt_tokens=-5)"),
+]  # fmt: skip
 REJECTED = [
     ("400 context length", ("context_length",), "HTTP 400 (prompt too long, not retried)"),
     ("400 other", ("status", 400, "invalid 'messages'"), "HTTP 400 (request rejected"),
@@ -83,7 +90,7 @@ def test_transient_fault_is_retried_then_fails_the_question(openai_double, case,
         make_client(openai_double, timeout_s=0.3).chat(MSG)
     err = info.value
     assert err.attempts == 3 and len(openai_double.requests) == 3
-    assert reason in err.reason and "\n" not in str(err)
+    assert reason in err.reason and "\n" not in str(err) and err.retryable
 
 
 @pytest.mark.parametrize(("case", "step", "reason"), TRANSIENT, ids=[c[0] for c in TRANSIENT])
@@ -91,6 +98,7 @@ def test_transient_fault_then_ok_is_answered(openai_double, case, step, reason):
     openai_double.script = [step, ("ok", "Paris")]
     resp = make_client(openai_double, timeout_s=0.3).chat(MSG)
     assert resp.text == "Paris" and resp.attempts == 2
+    assert (resp.usage.prompt_tokens, resp.usage.completion_tokens) == (11, 3)  # the good one
 
 
 @pytest.mark.parametrize(("case", "step", "reason"), REJECTED, ids=[c[0] for c in REJECTED])
@@ -303,6 +311,8 @@ def test_evaluate_records_failed_questions_and_a_healthy_rerun_answers_the_trans
         "resuming: 3 answered, 2 failed earlier and retried now, 1 failed for good (kept)"
         in second.stdout + second.stderr
     )
+    kept = [ln for ln in (second.stdout + second.stderr).splitlines() if "earlier failure" in ln]
+    assert len(kept) == 1 and "1 earlier failure kept (not retried): 1 ContextTooLong; " in kept[0]
     asked = [question_of(p) for p in openai_double.requests]
     transient = {i for i in failed if "HTTP 503" in records[i].error}
     rejected = failed - transient  # the prompt the server refused is not sent again
@@ -314,6 +324,7 @@ def test_evaluate_records_failed_questions_and_a_healthy_rerun_answers_the_trans
     assert final.superseded == 2 and len(path.read_text().splitlines()) == 8
     summary = json.loads((path.parent / "summary.json").read_text())
     assert summary["metrics"]["failed"] == pytest.approx(1 / 6) and summary["metrics"]["n"] == 6
+    assert summary["metrics"]["truncated"] == 0
 
 
 @pytest.mark.slow
@@ -329,3 +340,155 @@ def test_evaluate_stops_at_a_bad_key_after_one_request_without_printing_it(
     assert len(openai_double.requests) == 1  # no question was sent after the fatal answer
     new = all_results(eval_root) - before
     assert len(new) == 1 and read_results(new.pop()).records == {}  # nothing recorded
+
+
+# -- a reply cut at the generation limit (finish_reason "length") ------------------------
+
+
+def test_truncated_reply_is_recorded_as_truncated_and_never_cached(openai_double, tmp_path):
+    openai_double.script = [("length", "Par"), ("ok", "Paris")]
+    client = make_client(openai_double, cache_path=tmp_path / "cache.sqlite")
+    reader = LLMReader(client)
+    out = reader.answer("Which city is the capital of France?", "France capital Paris")
+    assert out.answers == ["Par"] and out.accounting["truncated"] == 1
+    assert len(openai_double.requests) == 1 and len(client.cache) == 0  # not retried, not kept
+    again = reader.answer("Which city is the capital of France?", "France capital Paris")
+    assert again.answers == ["Paris"] and again.accounting["truncated"] == 0
+    assert again.accounting["cached_calls"] == 0 and len(openai_double.requests) == 2
+    assert len(client.cache) == 1  # the whole answer is cached
+    assert client.totals.as_dict()["truncated"] == 1
+    reader.close()
+
+
+def test_truncated_share_reaches_the_record_and_the_run_summary(openai_double, tmp_path):
+    openai_double.route = lambda p: ("length", "Par") if "q1" in question_of(p) else ("ok", "x")
+    reader = LLMReader(make_client(openai_double))
+    questions = [Question(f"q{i}", f"q{i}?", ("x",), ()) for i in range(4)]
+
+    def answer(q: Question) -> QuestionResult:
+        out = reader.answer(q.text, "evidence")
+        acc = out.accounting
+        return QuestionResult(id=q.id, question=q.text, gold=list(q.answers),
+                              predictions=out.answers, output=out.output, calls=acc["calls"],
+                              truncated=acc["truncated"])  # fmt: skip
+
+    with ResultsWriter(tmp_path / "results.jsonl") as writer:
+        run_questions(questions, answer, writer, progress=False)
+    records = read_results(tmp_path / "results.jsonl").records
+    assert {i: r.truncated for i, r in records.items()} == {"q0": 0, "q1": 1, "q2": 0, "q3": 0}
+    assert aggregate(r.score() for r in records.values())["truncated"] == pytest.approx(0.25)
+
+
+def test_truncated_reply_is_asked_once_more_with_the_same_limit_when_configured(
+    openai_double, tmp_path, caplog
+):
+    openai_double.script = [("length", "Par"), ("ok", "Paris")]
+    client = make_client(openai_double, retry_truncated=True, cache_path=tmp_path / "c.sqlite")
+    with caplog.at_level(logging.WARNING, "lokg.llm.client"):
+        resp = client.chat(MSG, max_tokens=7)
+    assert resp.text == "Paris" and not resp.truncated and resp.attempts == 2
+    assert [r["max_tokens"] for r in openai_double.requests] == [7, 7]
+    assert (resp.usage.prompt_tokens, resp.usage.completion_tokens) == (22, 6)  # both paid
+    assert "reply cut at max_tokens=7 (finish_reason=length); asking once more" in caplog.text
+    assert len(client.cache) == 1
+    hit = client.chat(MSG, max_tokens=7)  # the cache holds the whole answer at its own cost
+    assert hit.cached and hit.text == "Paris" and hit.usage.prompt_tokens == 11
+
+
+@pytest.mark.parametrize(
+    ("second", "attempts"), [(("length", "Pa"), 2), (("status", 400, "invalid 'messages'"), 2)]
+)
+def test_truncated_reply_stands_when_its_one_retry_does_not_do_better(
+    openai_double, tmp_path, second, attempts
+):
+    openai_double.script = [("length", "Par"), second, ("ok", "Paris")]
+    client = make_client(openai_double, retry_truncated=True, cache_path=tmp_path / "c.sqlite")
+    resp = client.chat(MSG)
+    assert resp.truncated and resp.attempts == attempts
+    assert len(openai_double.requests) == 2 and len(client.cache) == 0  # retried once only
+
+
+# -- a rerun that keeps earlier failures --------------------------------------------------
+
+RERUN_QS = [Question(f"q{i}", f"question q{i}?", ("x",), ()) for i in range(5)]
+
+
+def rerun(double, path: Path, retry_failed: bool = True) -> None:
+    reader = LLMReader(make_client(double))
+
+    def answer(q: Question) -> QuestionResult:
+        out = reader.answer(q.text, "evidence")
+        return QuestionResult(id=q.id, question=q.text, gold=list(q.answers),
+                              predictions=out.answers, calls=out.accounting["calls"])  # fmt: skip
+
+    with ResultsWriter(path) as writer:
+        run_questions(RERUN_QS, answer, writer, progress=False, retry_failed=retry_failed)
+
+
+def asked_id(payload: dict) -> str:
+    """The id of the :data:`RERUN_QS` question a request asks."""
+    return re.search(r"question (q\d)\?", question_of(payload)).group(1)
+
+
+def kept_lines(caplog) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if "earlier failure" in r.getMessage()]
+
+
+@pytest.mark.parametrize(
+    ("retry_failed", "line", "asked"),
+    [(True, "3 earlier failures kept (not retried): 2 ContextTooLong, 1 BadRequest; scored "
+            "as wrong, reasons in the 'error' field of ", ["q3"]),
+     (False, "4 earlier failures kept (not retried): 2 ContextTooLong, 1 BadRequest, "
+             "1 ServerError; scored as wrong, reasons in the 'error' field of ", [])],
+)  # fmt: skip
+def test_rerun_that_keeps_earlier_failures_warns_once_with_their_classes(
+    openai_double, tmp_path, caplog, retry_failed, line, asked
+):
+    replies = {"q0": ("context_length",), "q1": ("context_length",), "q2": ("status", 400),
+               "q3": ("status", 503), "q4": ("ok", "x")}  # fmt: skip
+    openai_double.route = lambda payload: replies[asked_id(payload)]
+    path = tmp_path / "results.jsonl"
+    with caplog.at_level(logging.WARNING):
+        rerun(openai_double, path)
+    assert kept_lines(caplog) == []  # a first run keeps nothing: nothing to say
+    kinds = {i: r.failure_kind for i, r in read_results(path).records.items()}
+    assert kinds == {"q0": "ContextTooLong", "q1": "ContextTooLong", "q2": "BadRequest",
+                     "q3": "ServerError", "q4": None}  # fmt: skip
+
+    replies.update({i: ("ok", "x") for i in replies})  # the server is healthy again
+    openai_double.requests.clear()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        rerun(openai_double, path, retry_failed=retry_failed)
+    (record,) = kept_lines(caplog)
+    warning = record.getMessage()
+    assert record.levelno == logging.WARNING and record.name == "lokg.eval.runner"
+    assert warning.startswith(line) and str(path) in warning and "\n" not in warning
+    hint = "; retry_failed=true asks the 1 transient one(s) again"
+    assert warning.endswith(hint) is not retry_failed
+    assert [asked_id(r) for r in openai_double.requests] == asked
+
+
+def test_rerun_counts_kept_failures_of_any_class_and_older_records_as_unclassified(
+    openai_double, tmp_path, caplog
+):
+    path = tmp_path / "results.jsonl"
+    with ResultsWriter(path) as writer:
+        for q in RERUN_QS[:4]:
+            writer.write(QuestionResult(id=q.id, question=q.text, gold=["x"], status="failed",
+                                        error="no room", extra={"retryable": False}))  # fmt: skip
+
+    def answer(q: Question) -> QuestionResult:
+        raise BudgetExceeded("evidence has 27 tokens > budget 26")
+
+    with ResultsWriter(path) as writer:
+        run_questions(RERUN_QS[3:], answer, writer, progress=False)
+    assert read_results(path).records["q4"].failure_kind == "BudgetExceeded"
+    assert read_results(path).records["q3"].failure_kind is None  # written before it existed
+    caplog.clear()
+    with caplog.at_level(logging.WARNING), ResultsWriter(path) as writer:
+        run_questions(RERUN_QS, answer, writer, progress=False)
+    (record,) = kept_lines(caplog)
+    assert record.getMessage().startswith(
+        "5 earlier failures kept (not retried): 4 unclassified, 1 BudgetExceeded; "
+    )
