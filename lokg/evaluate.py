@@ -10,6 +10,7 @@ questions are skipped, none is asked twice; retrained artifacts start a new resu
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import Sequence
@@ -30,7 +31,7 @@ from lokg.eval.results import ResultsWriter
 from lokg.eval.runner import run_questions
 from lokg.eval.tables import ABLATIONS, RunSummary, write_run_summary
 from lokg.llm import build_reader
-from lokg.paper import departures, gat_departures
+from lokg.paper import departures, gat_departures, transe_departures
 from lokg.pipeline import LOKG, check_budget_scope
 from lokg.tokens import check_budget
 from lokg.train import format_stats, instantiate_list, resolve_seed
@@ -223,6 +224,13 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
                 datamodule.artifact_dir / pipeline.provenance["gat"] / "config.yaml"
             )
             for line in gat_departures(gat_cfg):
+                departed.append(line)
+                print(f"  - {line}", flush=True)
+        scos_dir = pipeline.artifact_dirs.get("scos")
+        if scos_dir is not None and (scos_dir / "transe.json").is_file():
+            # and how the TransE whose e_r the run uses was exported
+            record = json.loads((scos_dir / "transe.json").read_text(encoding="utf-8"))
+            for line in transe_departures(record):
                 departed.append(line)
                 print(f"  - {line}", flush=True)
         provenance = dict(pipeline.provenance)

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PAPER_GAT_SETTINGS", "PAPER_SETTINGS", "departures", "gat_departures"]
+__all__ = [
+    "PAPER_GAT_SETTINGS",
+    "PAPER_SETTINGS",
+    "PAPER_TRANSE_EPOCHS",
+    "departures",
+    "gat_departures",
+    "transe_departures",
+]
 
 #: dotted config key -> the paper's value (evaluation time; training-time values live in the
 #: model/scos configs and are recorded in the artifacts' config.yaml)
@@ -32,6 +39,8 @@ PAPER_SETTINGS: dict[str, Any] = {
     "retriever.query_attention": False,  # Eq. (13): alpha does not see the question
     "retriever.max_hops": 3,  # Table 3: L
     "retriever.k_top": 20,  # Table 3: K_top
+    "retriever.k_top_unit": "paths",  # Sec. 4.1: "returns the top 20 paths"
+    "retriever.beam_width": None,  # Sec. 2.5 names no pruning: every path up to L hops
     "retriever.lambda_topo": 1.0,  # Table 3, Eq. (16)
     "retriever.lambda_q": 1.0,  # Table 3, Eq. (18)
     "encoder._target_": "lokg.ittc.ITTCEncoder",
@@ -56,6 +65,10 @@ PAPER_GAT_SETTINGS: dict[str, Any] = {
     "model.dropout": 0.3,  # Table 3
     "model.query_conditioning": False,  # Eq. (13): alpha does not see the question
 }
+
+#: Table 3 / Sec. 4.1: "SCOS trains TransE for 100 epochs"; the e_r used are those of the end
+#: of training (the paper names no checkpoint selection)
+PAPER_TRANSE_EPOCHS = 100
 
 _MISSING = object()
 
@@ -131,4 +144,24 @@ def gat_departures(gat_config: Any) -> list[str]:
             out.append(f"gat:{key}: not recorded (paper: {paper!r})")
         elif not _equal(_plain(ours), paper):
             out.append(f"gat:{key}: {_plain(ours)!r} (paper: {paper!r})")
+    return out
+
+
+def transe_departures(record: Any) -> list[str]:
+    """How the TransE whose e_r a run uses was exported differently from the paper (one line,
+    prefixed ``transe:``); ``record`` is the ``transe.json`` saved beside the SCOS artifact
+    (:class:`lokg.stages.ExportedCheckpoint`'s fields)."""
+    last = _select(record, "last_epoch")
+    epoch = _select(record, "epoch")
+    if last is _MISSING or epoch is _MISSING:
+        return ["transe: export not recorded (paper: the last of 100 epochs)"]
+    out = []
+    if int(last) + 1 != PAPER_TRANSE_EPOCHS:
+        out.append(f"transe: trained {int(last) + 1} epochs (paper: {PAPER_TRANSE_EPOCHS})")
+    if int(epoch) != int(last):
+        monitor = _select(record, "monitor")
+        out.append(
+            f"transe: e_r from epoch {int(epoch) + 1} of {int(last) + 1}, the best on "
+            f"{monitor if monitor is not _MISSING else 'val'} (paper: the last epoch)"
+        )
     return out

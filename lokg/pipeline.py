@@ -179,6 +179,8 @@ class LOKG:
         if self.cache_dir is not None:
             retriever.load_cache(self.cache_dir)
         self.provenance = {**(provenance or {}), "retriever_cache": retriever.cache_key}
+        #: the artifact directories loaded (``from_config`` fills it): scos, gat, walk
+        self.artifact_dirs: dict[str, Path | None] = {}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -257,7 +259,7 @@ class LOKG:
                 **walk,
             )
             cache_dir = datamodule.artifact_dir / "retriever_cache"
-        return cls(
+        pipeline = cls(
             retriever,
             encoder,
             reader,
@@ -267,6 +269,8 @@ class LOKG:
             budget_scope=cfg.get("budget_scope", "evidence"),
             answer_without_evidence=bool(cfg.get("answer_without_evidence", False)),
         )
+        pipeline.artifact_dirs = {"scos": art.scos_dir, "gat": art.gat_dir, "walk": art.walk_dir}
+        return pipeline
 
     # ------------------------------------------------------------------ steps
     def retrieve(self, question: Question) -> RetrievalResult:

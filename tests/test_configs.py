@@ -6,6 +6,7 @@ import hydra
 import pytest
 import torch
 from hydra.errors import ConfigCompositionException, MissingConfigException
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from lokg.config import check_target_keys
 from lokg.errors import InputError
@@ -77,6 +78,63 @@ def test_experiment_paper_is_the_paper(make_cfg):
         "embedder.model_id: 'sentence-transformers/all-MiniLM-L6-v2' (paper: 'intfloat/e5-base-v2')"
     ]
     assert departures(make_cfg("evaluate", ["experiment=paper", "embedder=e5"])) == []
+
+
+#: Table 3 / Table 4 / Sec. 2 and 4.1 of the paper, transcribed here independently of
+#: lokg.paper.PAPER_SETTINGS: experiment=paper must hold each or list it as a departure
+PAPER_TEXT = {
+    "budget": 2048,  # Table 3: B = 2048
+    "scos.theta_base": 0.75,  # Table 3
+    "scos.epsilon": 0.15,  # Table 3
+    "scos.weights": [0.4, 0.3, 0.3],  # Table 3: w1, w2, w3
+    "retriever.max_hops": 3,  # Table 3: L = 3 ("maximum retrieval depth to 3")
+    "retriever.k_top": 20,  # Table 3: K_top ("returns the top 20 paths")
+    "retriever.k_top_unit": "paths",  # "the top 20 paths", not answers
+    "retriever.beam_width": None,  # no pruning is named: every path up to L
+    "retriever.lambda_topo": 1.0,  # Table 3
+    "retriever.lambda_q": 1.0,  # Table 3: "complete scoring of Equation (18)"
+    "retriever.relation_linking": "off",  # Eq. (18) has S_topo and S_sem only
+    "encoder.betas": [0.5, 0.8, 1.0],  # Table 3: beta_k
+    "encoder.lambda_boost": 3.0,  # Table 3
+    "encoder.activation_ratio": 0.7,  # Sec. 2.4
+    "embedder.model_id": "intfloat/e5-base-v2",  # Table 4: E5
+}
+PAPER_TRAINING_TEXT = {
+    ("transe", "model.dim"): 64,  # Table 3: 64-dimensional relation embeddings
+    ("transe", "trainer.max_epochs"): 100,  # Sec. 4.1: TransE for 100 epochs
+    ("gat", "model.heads"): 4,  # Table 3: 4 heads
+    ("gat", "model.hidden"): 128,  # Table 3: hidden 128
+    ("gat", "model.dropout"): 0.3,  # Table 3
+    ("gat", "model.num_layers"): 2,  # Table 3: 2 layers
+}
+
+
+def _value(cfg, dotted):
+    node = cfg
+    for part in dotted.split("."):
+        node = node.get(part) if node is not None else None
+    return OmegaConf.to_container(node) if isinstance(node, DictConfig | ListConfig) else node
+
+
+def test_experiment_paper_holds_every_value_of_the_paper_or_lists_it(make_cfg):
+    from lokg.paper import PAPER_SETTINGS, departures
+
+    cfg = make_cfg("evaluate", ["experiment=paper"])
+    listed = {line.split(":", 1)[0] for line in departures(cfg)}
+    for key, value in PAPER_TEXT.items():
+        assert key in PAPER_SETTINGS, f"{key}: a paper value lokg.paper does not check"
+        ours = _value(cfg, key)
+        same = ours == value or (
+            isinstance(ours, int | float) and isinstance(value, int | float) and ours == value
+        )
+        assert same or key in listed, f"{key}: {ours!r} (paper {value!r}) and not listed"
+    assert listed <= {"embedder.model_id"}  # offline MiniLM is the one evaluation departure
+
+
+@pytest.mark.parametrize(("stage", "key"), sorted(PAPER_TRAINING_TEXT))
+def test_the_training_configs_hold_table_3(make_cfg, stage, key):
+    cfg = make_cfg("train", [f"experiment=train_{stage}"])
+    assert _value(cfg, key) == PAPER_TRAINING_TEXT[(stage, key)]
 
 
 def test_the_default_is_ours_and_each_departure_is_in_design_md(make_cfg):

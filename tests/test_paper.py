@@ -73,3 +73,18 @@ def test_a_guard_beyond_the_paper_departs_when_set_not_when_absent():
         "scos.min_support: 5 (paper: 1)",
         "scos.max_split_z: 3.0 (paper: None)",
     ]
+
+
+def test_the_transe_export_departs_unless_it_is_the_100th_epoch():
+    from lokg.paper import transe_departures
+
+    # transe.json as train.py writes it (0-based epochs): the best val/mrr at epoch 18 of 100
+    best = {"selected": "best", "epoch": 18, "last_epoch": 99, "monitor": "val/mrr"}
+    assert transe_departures(best) == [
+        "transe: e_r from epoch 19 of 100, the best on val/mrr (paper: the last epoch)"
+    ]
+    assert transe_departures({"selected": "last", "epoch": 99, "last_epoch": 99}) == []
+    assert transe_departures({"selected": "last", "epoch": 9, "last_epoch": 9}) == [
+        "transe: trained 10 epochs (paper: 100)"
+    ]
+    assert transe_departures({}) == ["transe: export not recorded (paper: the last of 100 epochs)"]

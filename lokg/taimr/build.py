@@ -32,7 +32,8 @@ def build_taimr(
     attention: str = "gat",
     max_hops: int = 3,
     k_top: int = 20,
-    beam_width: int = 64,
+    k_top_unit: str = "paths",
+    beam_width: int | None = None,
     rels_per_hop: int = 3,
     lambda_topo: float = 1.0,
     lambda_q: float = 1.0,
@@ -65,7 +66,7 @@ def build_taimr(
         linker.fit(train_questions)
     return TAIMRRetriever(
         kg, encoder, cache, linker, max_hops, k_top, beam_width, rels_per_hop,
-        lambda_q, lambda_rel, knn_weight, relation_linking,
+        lambda_q, lambda_rel, knn_weight, relation_linking, k_top_unit=k_top_unit,
     )  # fmt: skip
 
 

@@ -14,8 +14,11 @@ Scores of a path ``p = [v_0 = q_e, v_1, ..., v_k]`` with relations ``r_0..r_{k-1
   ``S_final(a | q) = S_path(p_a) + lambda_q * S_sem(q, a)`` (Eq. (18)), where ``p_a`` is
   the best-scoring (by S_path) path ending at ``a``.
 
-The top ``k_top`` answers' supporting paths are returned; their triples form the candidate
-set passed to ITTC.
+The top ``k_top`` paths are returned (``k_top_unit="paths"``, the paper's "returns the top 20
+paths": every kept path ranked by its S_final, several may end at one answer) or the best path
+of each of the top ``k_top`` answers (``"answers"``, ours: one path per answer); their triples
+form the candidate set passed to ITTC.  ``beam_width=None`` keeps every path at every hop (the
+paper names no pruning).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from lokg.typing import Question
 __all__ = ["SemanticRetriever", "TAIMRRetriever"]
 
 RELATION_LINKING = ("chain", "off")
+K_TOP_UNITS = ("paths", "answers")
 
 
 class TAIMRRetriever(Retriever):
@@ -56,7 +60,9 @@ class TAIMRRetriever(Retriever):
         linker: relation linker (required when ``relation_linking="chain"``).
         max_hops: L (3).
         k_top: K_top paths returned (20).
-        beam_width: paths kept per hop during the search (64; PathQuestion never prunes).
+        k_top_unit: ``"paths"``: the top ``k_top`` paths by S_final (the paper); ``"answers"``:
+            the best path of each of the top ``k_top`` answers.
+        beam_width: paths kept per hop during the search (``None``: all, the paper).
         rels_per_hop: linked relations expanded per hop, besides those of the chain prior.
         lambda_q: weight of S_sem in Eq. (18) (1.0).
         lambda_rel: weight of the relation-linking score (1.0; 0 = the paper's S_topo only).
@@ -78,13 +84,14 @@ class TAIMRRetriever(Retriever):
         linker: RelationLinker | None = None,
         max_hops: int = 3,
         k_top: int = 20,
-        beam_width: int = 64,
+        beam_width: int | None = None,
         rels_per_hop: int = 3,
         lambda_q: float = 1.0,
         lambda_rel: float = 1.0,
         knn_weight: float = 0.9,
         relation_linking: str = "chain",
         query_attention: Callable[[str, int], tuple[np.ndarray, np.ndarray]] | None = None,
+        k_top_unit: str = "paths",
     ):
         if relation_linking not in RELATION_LINKING:
             raise ValueError(
@@ -93,10 +100,14 @@ class TAIMRRetriever(Retriever):
             )
         if relation_linking == "chain" and linker is None:
             raise ValueError("retriever.relation_linking='chain' needs a RelationLinker")
+        if k_top_unit not in K_TOP_UNITS:
+            raise ValueError(
+                f"retriever.k_top_unit must be one of {K_TOP_UNITS}, got {k_top_unit!r}"
+            )
         for key, value in (
             ("max_hops", max_hops),
             ("k_top", k_top),
-            ("beam_width", beam_width),
+            ("beam_width", 1 if beam_width is None else beam_width),
             ("rels_per_hop", rels_per_hop),
         ):
             if value < 1:
@@ -110,6 +121,7 @@ class TAIMRRetriever(Retriever):
         self.max_hops = max_hops
         self.k_top = k_top
         self.beam_width = beam_width
+        self.k_top_unit = k_top_unit
         self.rels_per_hop = rels_per_hop
         self.lambda_q = lambda_q
         self.lambda_rel = lambda_rel
@@ -157,6 +169,7 @@ class TAIMRRetriever(Retriever):
                     e_tids, e_tails, e_scores = cache.get(v, r)
                     # entries are sorted best first and the rank offset is the same for the
                     # whole entry, so at most beam_width of them can survive this hop
+                    # (w = None: all, e[:None] is e)
                     parts.append((bi, r, float(lp), e_tids[:w], e_tails[:w], e_scores[:w]))
             if not parts:
                 break
@@ -195,6 +208,7 @@ class TAIMRRetriever(Retriever):
         text = question.text
         topics, unknown = resolve_topics(self.kg, question.topic_entities)
         best: dict[int, RetrievedPath] = {}
+        every: list[RetrievedPath] = []  # k_top_unit="paths" ranks them all
         for topic in topics:
             chain = None
             if self.relation_linking == "chain":
@@ -204,6 +218,8 @@ class TAIMRRetriever(Retriever):
             if self.query_attention is not None:
                 cache = self.cache.overlay(*self.query_attention(text, topic.entity))
             for p in self.search(topic.entity, chain, cache):
+                if self.k_top_unit == "paths":
+                    every.append(p)
                 s_path = p.s_topo + self.lambda_rel * p.s_link
                 cur = best.get(p.answer)
                 if cur is None or s_path > cur.s_topo + self.lambda_rel * cur.s_link:
@@ -214,15 +230,24 @@ class TAIMRRetriever(Retriever):
         q_vec = self.encoder.encode([text], kind="query")[0]
         a_vec = self.encoder.encode([self.kg.entity_name(a) for a in answers], kind="passage")
         s_sem = a_vec @ q_vec  # Eq. (17): both unit-norm, so the dot is the cosine
+        sem_of = dict(zip(answers, s_sem.tolist(), strict=True))
         ranked = []
-        for a, sem in zip(answers, s_sem.tolist(), strict=True):
-            p = best[a]
-            final = p.s_topo + self.lambda_rel * p.s_link + self.lambda_q * sem  # Eq. (18)
-            p = RetrievedPath(p.entities, p.triple_ids, p.relations, p.s_topo, p.s_link, sem, final)
-            ranked.append(RankedAnswer(a, self.kg.entities.label(a), final, p))
+        for a in answers:
+            p = self._fused(best[a], sem_of[a])
+            ranked.append(RankedAnswer(a, self.kg.entities.label(a), p.s_final, p))
         ranked.sort(key=lambda x: (-x.score, x.entity))
-        paths = [r.path for r in ranked[: self.k_top]]
+        if self.k_top_unit == "paths":  # the paper: the top K_top paths by S_final (Eq. (18))
+            fused = [self._fused(p, sem_of[p.answer]) for p in every]
+            order = sorted(range(len(fused)), key=lambda i: (-fused[i].s_final, i))
+            paths = [fused[i] for i in order[: self.k_top]]
+        else:  # ours: the best path of each of the top K_top answers
+            paths = [r.path for r in ranked[: self.k_top]]
         return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
+
+    def _fused(self, p: RetrievedPath, sem: float) -> RetrievedPath:
+        """``p`` with S_sem and S_final = S_path + lambda_q * S_sem (Eq. (18)) filled in."""
+        final = p.s_topo + self.lambda_rel * p.s_link + self.lambda_q * sem
+        return RetrievedPath(p.entities, p.triple_ids, p.relations, p.s_topo, p.s_link, sem, final)
 
     # ------------------------------------------------------------------ cache
     @property

@@ -64,7 +64,7 @@ def test_without_mu_only_attention_counts(family, encoder):
 
 
 def test_best_path_per_answer_and_s_final_eq18(family, encoder):
-    r = _retriever(family, encoder, lambda_q=2.0)
+    r = _retriever(family, encoder, lambda_q=2.0, k_top_unit="answers")
     res = r.retrieve(_q("what is the nation of alice 's husband ?", "alice"))
     by_label = {a.label: a for a in res.answers}
     # carol is reached by alice->carol and alice->bob->carol; the better S_topo is kept
@@ -81,6 +81,35 @@ def test_best_path_per_answer_and_s_final_eq18(family, encoder):
     assert scores == sorted(scores, reverse=True)
     assert [p.answer for p in res.paths] == [a.entity for a in res.answers][: r.k_top]
     assert set(res.triple_ids) == {t for p in res.paths for t in p.triple_ids}
+
+
+def test_k_top_paths_is_the_papers_top_paths_by_s_final(family, encoder):
+    # the paper "returns the top 20 paths": every kept path ranked by its S_final, so two
+    # paths to one answer may both be returned (alice->carol and alice->bob->carol)
+    q = _q("what is the nation of alice 's husband ?", "alice")
+    by_answers = _retriever(family, encoder, k_top_unit="answers").retrieve(q)
+    every = _retriever(family, encoder, k_top=6).retrieve(q)
+    assert len(every.paths) == 6  # all 6 paths of this graph
+    carol = family.entities["carol"]
+    assert sum(p.answer == carol for p in every.paths) == 2
+    finals = [p.s_final for p in every.paths]
+    assert finals == sorted(finals, reverse=True)
+    for p in every.paths:  # Eq. (18) per path: S_topo + lambda_q * S_sem(q, its answer)
+        assert math.isclose(p.s_final, p.s_topo + p.s_sem)
+    top3 = _retriever(family, encoder, k_top=3).retrieve(q)
+    assert [p.s_final for p in top3.paths] == finals[:3]
+    # the answers' ranking does not depend on the unit
+    assert [a.entity for a in every.answers] == [a.entity for a in by_answers.answers]
+    with pytest.raises(ValueError, match="k_top_unit must be one of"):
+        _retriever(family, encoder, k_top_unit="triples")
+
+
+def test_no_beam_width_keeps_every_path(family, encoder):
+    alice = family.entities["alice"]
+    assert len(_retriever(family, encoder, beam_width=None).search(alice, None)) == 6
+    # a beam of 1 keeps one path per hop (alice -> carol -> spain, where the walk ends)
+    narrow = _retriever(family, encoder, beam_width=1).search(alice, None)
+    assert [len(p.triple_ids) for p in narrow] == [1, 2]
 
 
 def test_semantic_bonus_reorders_answers(family, encoder):
