@@ -279,3 +279,25 @@ def test_a_budget_failure_is_recorded_and_the_run_goes_on(family, tmp_path):
         records["long"].error
     )
     assert records["short"].status == "ok" and records["short"].extra["budget_scope"] == "prompt"
+
+
+def test_retriever_only_hits1_never_exceeds_coverage_at_any_budget(pq2h, tmp_path):
+    # the extractive reader answers from the packed context only: what ITTC dropped under B
+    # cannot be its answer, so Hits@1 <= coverage at every B, and B = 1 packs nothing
+    from lokg.config import compose_config
+    from lokg.taimr.build import build_taimr
+
+    cfg = compose_config("evaluate", ["data=pq2h"], tmp_path)
+    retriever = build_taimr(
+        pq2h.kg, instantiate(cfg.embedder), train_questions=pq2h.questions["train"],
+        attention="uniform", lambda_topo=0.0, relation_linking="chain", k_top_unit="answers",
+    )  # fmt: skip
+    questions = pq2h.questions["test"][:30]
+    seen = []
+    for budget in (1, 2, 4, 8, 16, 32, 64, 128, 256):
+        lokg = LOKG(retriever, ITTCEncoder(), ExtractiveReader(), budget=budget)
+        m = aggregate(question_record(lokg.answer(q)).score() for q in questions)
+        assert m["hits@1"] <= m["coverage"], budget
+        seen.append((budget, m["hits@1"], m["coverage"]))
+    assert seen[0][1:] == (0.0, 0.0)  # B = 1: nothing fits, nothing is answered
+    assert seen[-1][1] > 0.8  # and the same reader answers once the evidence fits
