@@ -4,6 +4,7 @@
         [--methods paper lokg bfs bfs_out semantic kaping taimr_llmlingua oracle] [--limit N]
         [--csv out.csv]
         [--variant NAME=OVERRIDE,OVERRIDE ...] [--plot-dir bench/figures]
+        [--rerun-test "<reason>"]
 
 For every method and budget it runs ``evaluate.py``'s job (the package's dataset and split,
 the extractive reader: no LLM, so Hits@1 is the retriever's top answer) and prints
@@ -13,7 +14,10 @@ the extractive reader: no LLM, so Hits@1 is the retriever's top answer) and prin
 - tokens: mean injected evidence tokens (T_after) and the maximum, never above B,
 - empty: questions whose context came out empty.
 
-Choose settings on ``--split val``; report ``--split test`` once per configuration.
+Choose settings on ``--split val``; report ``--split test`` once per configuration: each
+method's curve on the test split is one line of the test ledger (``bench/test_ledger.jsonl``,
+:mod:`lokg.eval.ledger`; the budgets are one configuration), and a method already there is
+refused before anything runs unless ``--rerun-test "<reason>"``.
 ``paper`` is ``experiment=paper`` (the paper as written), ``lokg`` the project default
 (``experiment=lokg``, its departures in docs/DESIGN.md). Needs the offline artifacts of the
 dataset (``python train.py experiment=train_transe data=<d>`` and ``experiment=train_gat
@@ -29,7 +33,12 @@ import sys
 from pathlib import Path
 
 from lokg.config import compose_config
-from lokg.evaluate import run
+from lokg.errors import InputError
+from lokg.eval.ledger import LedgerEntry, TestLedger
+from lokg.evaluate import ledger_key, run
+
+#: where test reports are recorded, one line per (method, dataset)
+LEDGER = Path(__file__).resolve().parent / "test_ledger.jsonl"
 
 METHODS = {
     # the paper as written: TAIMR (trained GAT, mu, lambda_topo = lambda_q = 1) + ITTC
@@ -81,6 +90,12 @@ def main() -> int:
         help="an extra configuration to measure, e.g. "
         "linked_gat=experiment=lokg,retriever.attention=gat (repeatable; for choosing on val)",
     )
+    ap.add_argument(
+        "--rerun-test",
+        default=None,
+        metavar="REASON",
+        help="measure a method the test ledger already holds, recording why",
+    )
     args = ap.parse_args()
     methods = dict(METHODS)
     for spec in args.variant:
@@ -90,20 +105,29 @@ def main() -> int:
         methods[name] = [*overrides.split(","), f"method={name}", f"configuration={name}"]
         args.methods.append(name)
     root = os.environ.get("LOKG_ROOT", os.getcwd())
+
+    def config(method: str, budget: int):
+        overrides = [
+            f"data={args.data}",
+            "llm=extractive",
+            f"budget={budget}",
+            f"split={args.split}",
+            "~logger",
+            *methods[method],
+        ]
+        if args.limit:
+            overrides.append(f"limit={args.limit}")
+        return compose_config("evaluate", overrides, root)
+
+    ledger = TestLedger(LEDGER)
+    keys = {m: ledger_key(config(m, args.budgets[0]), ignore=("budget",)) for m in args.methods}
+    if args.split == "test":  # refuse before measuring anything
+        for method, key in keys.items():
+            ledger.check(key, f"{method} on {args.data}", args.rerun_test)
     rows = []
     for method in args.methods:
         for budget in args.budgets:
-            overrides = [
-                f"data={args.data}",
-                "llm=extractive",
-                f"budget={budget}",
-                f"split={args.split}",
-                "~logger",
-                *methods[method],
-            ]
-            if args.limit:
-                overrides.append(f"limit={args.limit}")
-            out = run(compose_config("evaluate", overrides, root))
+            out = run(config(method, budget))
             m, recs = out["metrics"], out["records"]
             t = [r.t_after or 0 for r in recs]
             rows.append(
@@ -120,6 +144,25 @@ def main() -> int:
                     "over_budget": sum(x > budget for x in t),
                     "n": len(recs),
                 }
+            )
+    cited = {}
+    if args.split == "test":
+        for method in args.methods:
+            curve = [r for r in rows if r["method"] == method]
+            cited[method] = ledger.append(
+                LedgerEntry(
+                    bench="bench_budget_curve",
+                    configuration=method,
+                    dataset=args.data,
+                    config_hash=keys[method],
+                    numbers={
+                        str(r["budget"]): {k: r[k] for k in ("coverage", "hits@1", "mean_tokens")}
+                        for r in curve
+                    }
+                    | {"n": curve[0]["n"]},
+                    settings={"budgets": list(args.budgets), "limit": args.limit},
+                    rerun_reason=args.rerun_test,
+                )
             )
     print(f"\n{args.data}/{args.split}: coverage and retriever-only Hits@1 vs budget B")
     print(
@@ -145,8 +188,14 @@ def main() -> int:
         scope = f"{args.split}, first {args.limit} questions" if args.limit else args.split
         plot_budget_curves(rows, png, title=f"{args.data} / {scope} (retriever-only)")
         print(f"figure: {png}")
+    for method, line in cited.items():
+        print(f"ledger: {method} on {args.data}/test -> {LEDGER.name}:{line}")
     return 1 if any(r["over_budget"] for r in rows) else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except InputError as exc:  # a refused rerun, a bad ledger line: one line, exit 2
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -1,7 +1,7 @@
 """Retrieval on a second question style: transfer to unseen phrasing or direction (issue 14).
 
     python bench/bench_question_style.py [--data pql2h pql3h pq2h pq3h] [--split val|test]
-        --style paraphrase|reverse|original [--limit N] [--budget 128] [--seed 0]
+        --style paraphrase|reverse|lexicon|original [--limit N] [--budget 128] [--seed 0]
         [--max-answers 20] [--walk-model DATA=qgat-DIR ...]
 
 The split's questions (the package's split, ``bench/_data.py``; the first ``--limit``) are
@@ -11,6 +11,9 @@ restyled by :func:`lokg.data.restyle.restyle` from their gold paths alone:
 - ``reverse``: each path asked from its answer end (answers: every entity whose relation
   chain reaches it, on the graph; questions with more than ``--max-answers`` are skipped and
   counted);
+- ``lexicon``: the same paths reworded by :mod:`lokg.data.paraphrase`'s hand-written lexicon
+  (no word of the relation's KB label, clauses in five orders; topic names as the KB spells
+  them, so only the relation wording changes): paraphrases that are paraphrases;
 - ``original``: the questions unchanged (the reference, measured the same way).
 
 The rows ``uniform+rules`` and ``learned`` are built and run exactly as in
@@ -39,6 +42,7 @@ from _data import add_data_arguments, bench_root, compose, load_datamodule, spli
 from bench_retrieval import ROWS, measure_row, row_config
 
 from lokg.cli import report
+from lokg.data.paraphrase import paraphrase_with_report
 from lokg.data.restyle import (
     MAX_REVERSE_ANSWERS,
     PARAPHRASE_TEMPLATES,
@@ -56,7 +60,7 @@ DEFAULT_DATA = ("pql2h", "pql3h", "pq2h", "pq3h")
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_data_arguments(ap, DEFAULT_DATA)
-    ap.add_argument("--style", required=True, choices=[*STYLES, "original"])
+    ap.add_argument("--style", required=True, choices=[*STYLES, "lexicon", "original"])
     ap.add_argument("--budget", type=int, default=128)
     ap.add_argument("--seed", type=int, default=0, help="seeds each question's template draw")
     ap.add_argument("--max-answers", type=int, default=MAX_REVERSE_ANSWERS)
@@ -80,6 +84,9 @@ def main() -> int:
         questions = split_questions(dm, args.split, args.limit)
         if args.style == "original":
             styled, note = questions, f"original: {len(questions)} questions"
+        elif args.style == "lexicon":
+            styled, lex = paraphrase_with_report(questions, dm.kg, seed=args.seed, names="label")
+            note = f"lexicon paraphrases: {lex.kept} kept, {lex.skipped} skipped"
         else:
             styled, report = restyle(
                 questions, dm.kg, args.style, seed=args.seed, max_answers=args.max_answers

@@ -2,6 +2,7 @@
 
     python bench/bench_retrieval.py [--data pq2h pq3h pql2h pql3h] [--split val|test]
         [--budget 128] [--limit N] [--latency-n 50] [--rows paper rules learned ...]
+        [--group-by question|template] [--rerun-test "<reason>"]
 
 Rows (each one configuration, built from the package's configs):
 
@@ -28,8 +29,16 @@ training command when none has been trained).
 Columns: retriever-only Hits@1 (extractive reader: the retriever's top answer), answer
 coverage at B, mean injected evidence tokens, and the warm retrieval p50 in ms (each
 question retrieved twice, the second timed).  Choose on ``--split val``; report
-``--split test`` once.  Last line:
-``learned_minus_rules_hits1 <min over datasets of Hits@1(learned) - Hits@1(uniform+rules)>``.
+``--split test`` once: each test row is appended to the test ledger
+(``bench/test_ledger.jsonl``, :mod:`lokg.eval.ledger`) and a configuration already there is
+refused unless ``--rerun-test "<reason>"``.  Beside each dataset the share of the measured
+questions whose relation chain (the template, topic masked) is a training question's chain
+is printed.  ``--group-by template`` measures on the held-out-template split
+(``data.split_group_by=template``: no test chain occurs in training; its walk models are
+trained with the same override).  Last line:
+``learned_minus_rules_hits1 <min over datasets of Hits@1(learned) - Hits@1(uniform+rules)>``,
+and with ``--group-by template`` then ``template_heldout_min_hits1 <min over datasets of the
+learned row's Hits@1>``.
 """
 
 from __future__ import annotations
@@ -50,11 +59,15 @@ from _data import DATASETS, bench_root, compose, load_datamodule, split_question
 
 from lokg.artifacts import walk_models
 from lokg.cli import report
-from lokg.evaluate import run
+from lokg.data.splits import GROUP_BY, template_seen_share
+from lokg.eval.ledger import LedgerEntry, TestLedger
+from lokg.evaluate import ledger_key, run
 from lokg.pipeline import LOKG
 from lokg.typing import Question
 
 _LEARNED = ["experiment=lokg", "retriever=learned"]
+#: where test reports are recorded, one line per (configuration, dataset)
+LEDGER = Path(__file__).resolve().parent / "test_ledger.jsonl"
 
 #: row -> (overrides, the change to the default ``model=qgat`` config its walk model was
 #: trained with, or None for rows without a walk model)
@@ -92,7 +105,8 @@ def walk_model_dir(dataset_dir: Path, change: dict) -> Path:
         raise SystemExit(
             f"error: no walk model trained with the default model config{' and ' if flags else ''}"
             f"{flags} under {dataset_dir}; run `python train.py experiment=train_qgat "
-            f"data={dataset_dir.name.split('-')[0]} {flags}`"
+            f"data={dataset_dir.name.split('-')[0]} {flags}` (with the split's "
+            "data.split_group_by)"
         )
     return found[0]
 
@@ -105,19 +119,23 @@ def row_config(
     limit: int | None = None,
     tag: str = "",
     walk_dir: Path | None = None,
+    group_by: str = "question",
 ) -> DictConfig:
     """The evaluate config of one table row on ``data`` (extractive reader, no logger).
 
     ``tag`` is appended to the recorded configuration label (``bench:<row><tag>``), so runs
     on other questions (``bench/bench_question_style.py``) are recorded apart.  ``walk_dir``
-    pins a walk-model row's ``qgat-*`` artifact (default: :func:`walk_model_dir`).
+    pins a walk-model row's ``qgat-*`` artifact (default: :func:`walk_model_dir`);
+    ``group_by`` is the split's ``data.split_group_by``.
     """
     overrides, want = ROWS[row]
-    base = [f"data={data}", "llm=extractive", f"budget={budget}", "~logger"]
+    split_data = [f"data.split_group_by={group_by}"]
+    base = [f"data={data}", *split_data, "llm=extractive", f"budget={budget}", "~logger"]
     extra = []
     if want is not None:
         if walk_dir is None:
-            walk_dir = walk_model_dir(load_datamodule(compose(data)).artifact_dir, want)
+            dm = load_datamodule(compose(data, split_data))
+            walk_dir = walk_model_dir(dm.artifact_dir, want)
         extra = [f"retriever.model_dir={walk_dir}"]
     slug = row.replace(" ", "_").replace(",", "")
     label = [f"method='{row}'", f"configuration=bench:{slug}{tag}"]
@@ -165,28 +183,66 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--latency-n", type=int, default=50)
     ap.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
+    ap.add_argument("--group-by", default="question", choices=list(GROUP_BY))
+    ap.add_argument(
+        "--rerun-test",
+        default=None,
+        metavar="REASON",
+        help="measure a configuration the test ledger already holds, recording why",
+    )
     args = ap.parse_args()
     root = bench_root()
     os.environ.setdefault("LOKG_ROOT", root)
-    table = []
-    for data in args.data:
-        for row in args.rows:
-            cfg = row_config(data, row, args.split, args.budget, args.limit)
-            result = measure_row(cfg)
-            dm = load_datamodule(cfg)
-            qs = split_questions(dm, args.split, args.latency_n)
-            p50 = warm_p50_ms(cfg, dm, qs)
-            table.append({"data": data, "row": row, **result, "p50_ms": p50})
-    print(f"\nretriever-only, split={args.split}, B={args.budget} (extractive reader: no LLM)")
+    ledger = TestLedger(LEDGER)
+    cfgs = {
+        (data, row): row_config(
+            data, row, args.split, args.budget, args.limit, group_by=args.group_by
+        )
+        for data in args.data
+        for row in args.rows
+    }
+    if args.split == "test":  # refuse before measuring anything
+        for (data, row), cfg in cfgs.items():
+            ledger.check(ledger_key(cfg), f"{row} on {data}", args.rerun_test)
+    table, seen = [], {}
+    for (data, row), cfg in cfgs.items():
+        result = measure_row(cfg)
+        dm = load_datamodule(cfg)
+        measured = split_questions(dm, args.split, args.limit)
+        seen[data] = template_seen_share(dm.questions["train"], measured)
+        qs = split_questions(dm, args.split, args.latency_n)
+        p50 = warm_p50_ms(cfg, dm, qs)
+        line = None
+        if args.split == "test":
+            line = ledger.append(
+                LedgerEntry(
+                    bench="bench_retrieval",
+                    configuration=row,
+                    dataset=data,
+                    config_hash=ledger_key(cfg),
+                    numbers={k: result[k] for k in ("hits@1", "coverage", "tokens", "n")},
+                    settings={"budget": args.budget, "group_by": args.group_by},
+                    rerun_reason=args.rerun_test,
+                )
+            )
+        table.append({"data": data, "row": row, **result, "p50_ms": p50, "ledger": line})
+    print(
+        f"\nretriever-only, split={args.split} (group_by={args.group_by}), B={args.budget} "
+        "(extractive reader: no LLM)"
+    )
     print(
         f"{'data':<6} {'row':<36} {'hits@1':>7} {'cov@B':>7} {'tok':>6} {'p50 ms':>7} "
-        f"{'empty':>6} {'n':>5}"
+        f"{'empty':>6} {'n':>5}" + ("  ledger" if args.split == "test" else "")
     )
     for r in table:
+        cite = f"  {LEDGER.name}:{r['ledger']}" if r["ledger"] else ""
         print(
             f"{r['data']:<6} {r['row']:<36} {r['hits@1']:>7.3f} {r['coverage']:>7.3f} "
-            f"{r['tokens']:>6.1f} {r['p50_ms']:>7.1f} {r['empty']:>6} {r['n']:>5}"
+            f"{r['tokens']:>6.1f} {r['p50_ms']:>7.1f} {r['empty']:>6} {r['n']:>5}{cite}"
         )
+    for data, share in seen.items():
+        shown = "n/a" if share is None else f"{share:.3f}"
+        print(f"template_seen_in_train {data} {shown}")
     diffs = []
     for data in args.data:
         h = {r["row"]: r["hits@1"] for r in table if r["data"] == data}
@@ -194,6 +250,10 @@ def main() -> int:
             diffs.append(h["learned"] - h["uniform+rules"])
     if diffs:
         print(f"learned_minus_rules_hits1 {min(diffs):+.3f}")
+    if args.group_by == "template":
+        learned = [r["hits@1"] for r in table if r["row"] == "learned"]
+        if learned:
+            print(f"template_heldout_min_hits1 {min(learned):.3f}")
     return 0
 
 

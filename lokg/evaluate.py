@@ -66,6 +66,22 @@ def run_key(cfg: DictConfig, provenance: dict | None = None) -> str:
     return config_key(_strip_machine(plain), provenance or {})
 
 
+def ledger_key(cfg: DictConfig, ignore: Sequence[str] = ()) -> str:
+    """The test ledger's hash of a configuration (:mod:`lokg.eval.ledger`): :func:`run_key`'s
+    config keys without machine paths, the walk model named by its directory only, and no
+    artifact identities (a retrained configuration is the same configuration); ``ignore``
+    leaves top-level keys out (a budget curve is one configuration over every ``budget``)."""
+    keys = ("data", "scos", "retriever", "encoder", "llm", "embedder", "budget",
+            "budget_scope", "answer_without_evidence", "split", "limit", "seed", "method",
+            "configuration", "ablation")  # fmt: skip
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    plain = {k: resolved.get(k) for k in keys if k not in ignore}
+    retriever = plain.get("retriever")
+    if isinstance(retriever, dict) and retriever.get("model_dir"):
+        retriever["model_dir"] = Path(str(retriever["model_dir"])).name
+    return config_key(_strip_machine(plain))
+
+
 #: metrics that count questions (printed as whole numbers)
 COUNT_METRICS = ("empty_contexts", "n")
 

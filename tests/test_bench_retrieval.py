@@ -67,3 +67,28 @@ def test_retriever_learned_uses_the_default_settings_model_not_the_latest(tmp_pa
     with caplog.at_level("WARNING", logger="lokg.artifacts"):
         assert default_walk_model(other) == only
     assert "trained with the default settings" in caplog.text and "qgat-c" in caplog.text
+
+
+def test_a_second_test_report_is_refused_before_anything_is_measured(bench, tmp_path, monkeypatch):
+    from lokg.eval.ledger import LedgerEntry, TestLedger
+    from lokg.evaluate import ledger_key
+
+    monkeypatch.setenv("LOKG_ROOT", str(tmp_path))
+    ledger = tmp_path / "test_ledger.jsonl"
+    monkeypatch.setattr(bench, "LEDGER", ledger)
+
+    def must_not_run(*_a, **_k):  # a test double: the refusal comes first
+        raise AssertionError("measured a configuration the ledger already holds")
+
+    monkeypatch.setattr(bench, "measure_row", must_not_run)
+    cfg = bench.row_config("pq2h", "paper", "test", 128)
+    TestLedger(ledger).append(
+        LedgerEntry("bench_retrieval", "paper", "pq2h", ledger_key(cfg), {"hits@1": 0.5})
+    )
+    argv = ["bench_retrieval.py", "--data", "pq2h", "--rows", "paper", "--split", "test"]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(Exception, match=r"paper on pq2h: its test split was already reported"):
+        bench.main()
+    # the held-out-template split is another configuration
+    other = bench.row_config("pq2h", "paper", "test", 128, group_by="template")
+    assert ledger_key(other) != ledger_key(cfg)
