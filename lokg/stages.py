@@ -280,11 +280,15 @@ def run_gat_stage(
 
 
 def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
-    """``model.set_graph`` for the walk model: node features, TransE's merged e_r,
+    """``model.set_graph`` for the walk model: node features (only with
+    ``model.graph_context``, the option whose GAT reads them), TransE's merged e_r,
     relation-name embeddings and the question encoder."""
     from lokg.taimr.learned import relation_names
 
-    feats = entity_features(embedder, art.kg)
+    if model.hparams.graph_context:
+        feats = entity_features(embedder, art.kg)
+    else:  # no node state enters the walk: entity names are not embedded (2 min on PQL-2H)
+        feats = torch.zeros(art.kg.num_entities, 0)
     rel = transe_relations(model, art)
     names = torch.from_numpy(relation_names(art.kg, embedder)) if model.hparams.name_dim else None
     cache: dict[str, np.ndarray] = {}

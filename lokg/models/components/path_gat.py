@@ -1,10 +1,22 @@
-"""The question-aware walk model: TAIMR's relation-aware GAT (Eq. (13)-(15)) with the
-question in its attention logits, and a hop attention that turns its node states into a
-stopping random walk (beyond the paper; docs/design/taimr.md, "Learned walk").
+"""The question-aware walk model (beyond the paper; docs/design/taimr.md, "Learned walk").
+
+**The default** (``graph_context=False``, ``normalization="vocabulary"``) builds no GAT layer
+and reads no entity: a stopping random walk from the topic entity whose step probabilities
+come from a per-hop attention over the question's tokens (step 2 below) matched against each
+relation's features ``W_r e_r`` (TransE's e_r, the relation's name, its direction), plus a
+learned-scale cosine between the hop's question context and the relation's name, each hop
+soft-maxed over the whole relation vocabulary and stop.  In effect a question -> relation
+chain model, run on the graph.
+
+**The option** ``graph_context=True`` adds TAIMR's relation-aware GAT (Eq. (13)-(15), step 1
+below) with the question in its attention logits; its node states enter the step and stop
+logits.  It costs about 4x the training time and did not improve PQ-3H validation
+(docs/design/taimr.md), so it is off by default.
 
 Layers:
 
-1. :class:`~lokg.models.components.rel_gat_conv.RelGAT` over the question's walk graph
+1. (``graph_context=True`` only) :class:`~lokg.models.components.rel_gat_conv.RelGAT` over
+   the question's walk graph
    (both step directions, :mod:`lokg.taimr.walk`), each layer's logit carrying
    ``<W_q q, W_r e_r + W h_v> / sqrt(d')`` (``question_in_attention=True``), giving node
    states ``h`` ``[n, d']``.
