@@ -3,7 +3,8 @@
 Every bench gets its questions and graph here, exactly as ``evaluate.py`` does: compose
 ``configs/evaluate.yaml`` with ``data=<name>``, instantiate the DataModule, ``prepare_data()``
 (written once under ``<root>/artifacts``) and ``setup()``. No bench reads a dataset file or
-splits questions itself, so every number is measured on the package's path-grouped split.
+splits questions itself, so every number is measured on the package's split (no question text
+and no topic-and-chain in two splits; ``data.split_group_by``).
 
 ``root`` is ``$LOKG_ROOT`` when set, else the working directory (as for the entry points).
 Settings are chosen on ``--split val``; ``--split test`` reports a chosen configuration once.

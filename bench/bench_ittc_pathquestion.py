@@ -4,7 +4,7 @@
         [--limit N] [--budgets 128 256 512 1024 2048] [--encoder ittc|ittc_rank]
 
 Questions and graph (the dataset's whole KB, without SCOS) come from the package
-(``configs/data/<name>.yaml`` and its path-grouped split; see ``bench/_data.py``):
+(``configs/data/<name>.yaml`` and its split; see ``bench/_data.py``):
 ``--split val`` (the default) to choose settings, ``--split test`` to report a chosen one
 once; ``--limit N`` takes the split's first N questions. The encoder is the ``encoder=``
 config group's (default ``ittc``, the paper's), called with the budget per call.

@@ -9,7 +9,7 @@
     python bench/bench_taimr.py train [--n 20] [--synthetic-triples 1000000] [--model walk gat]
 
 Data come only from the package (``bench/_data.py``): the dataset's config, reader and
-path-grouped split. Settings are chosen on ``--split val`` (the default); ``--split test``
+split (``data.split_group_by``). Settings are chosen on ``--split val`` (the default); ``--split test``
 reports a chosen configuration once. ``$LOKG_ROOT`` (else the working directory) holds the
 artifacts, as for ``train.py`` and ``evaluate.py``.
 
