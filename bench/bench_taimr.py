@@ -9,9 +9,9 @@
     python bench/bench_taimr.py train [--n 20] [--synthetic-triples 1000000] [--model walk gat]
 
 Data come only from the package (``bench/_data.py``): the dataset's config, reader and
-split (``data.split_group_by``). Settings are chosen on ``--split val`` (the default); ``--split test``
-reports a chosen configuration once. ``$LOKG_ROOT`` (else the working directory) holds the
-artifacts, as for ``train.py`` and ``evaluate.py``.
+split (``data.split_group_by``). Settings are chosen on ``--split val`` (the default);
+``--split test`` reports a chosen configuration once. ``$LOKG_ROOT`` (else the working
+directory) holds the artifacts, as for ``train.py`` and ``evaluate.py``.
 
 ``quality`` runs ``evaluate.py``'s job (``lokg.evaluate.run``) with the extractive reader (no
 LLM: Hits@1 is the retriever's top answer) for every cell of the grid attention
