@@ -24,6 +24,10 @@ argument); and what the LLM layer says stops a run before any question could be 
 ``LocalServerError``: no local model or server), which is the user's setup too. Wrapped
 errors are judged by their cause.
 
+A job stopped by SIGTERM (:class:`lokg.errors.Interrupted`: a cluster preempting it) prints
+its one line on stderr, ``interrupted by SIGTERM: checkpoint <path>; run the same command to
+resume``, and exits 143 (lokg.preemption).
+
 Hydra's ``@hydra.main`` reports exceptions itself (a trimmed traceback, exit 1), and its job
 runner prints ``Error executing job with overrides`` before re-raising. So :func:`main` runs
 the decorated function with Hydra's errors passed through (``HYDRA_FULL_ERROR=1`` while it
@@ -57,6 +61,7 @@ from hydra.errors import (
 from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, OmegaConfBaseException
 
 from lokg.config import check_schema_keys
+from lokg.errors import Interrupted
 from lokg.llm.errors import LLMFatalError, LocalServerError, MissingAPIKeyError
 
 __all__ = [
@@ -248,7 +253,8 @@ def main(hydra_main: Callable[[], Any], argv: Sequence[str] | None = None) -> No
     ``verbose=true``, which must take effect before the config exists.
 
     Raises:
-        SystemExit: with :data:`EXIT_INPUT_ERROR` after printing an input error.
+        SystemExit: with :data:`EXIT_INPUT_ERROR` after printing an input error;
+            :class:`~lokg.errors.Interrupted` (exit 143) after printing its line.
     """
     sys.excepthook = _redacting_excepthook  # bugs: the traceback, secrets redacted
     args = sys.argv[1:] if argv is None else list(argv)
@@ -258,6 +264,10 @@ def main(hydra_main: Callable[[], Any], argv: Sequence[str] | None = None) -> No
             hydra_main()
     except _JobInputError as carried:
         _report(carried.error, input_error(carried.error), full or carried.verbose)
+    except Interrupted as stop:  # a SystemExit: its code (143 for SIGTERM) is the exit status
+        sys.stderr.write(f"{redact(str(stop))}\n")
+        sys.stderr.flush()
+        raise
     except Exception as exc:
         err = input_error(exc)
         if err is None:

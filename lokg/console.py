@@ -45,6 +45,9 @@ _UNFIXABLE_WARNINGS = (
     # it also trains from plain DataLoaders of questions; with our DataModule Lightning notes
     # that the module's hook is used, which is what we want
     r"You have overridden `transfer_batch_to_device` in `LightningModule`",
+    # a fit stopped by SIGTERM between two batches resumes there (lokg.preemption): the rest
+    # of that epoch is drawn afresh from the shuffled loader, which is what a resume means here
+    r"You're resuming from a checkpoint that ended before the epoch ended",
 )
 
 

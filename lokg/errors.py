@@ -1,4 +1,4 @@
-"""The two kinds of failure every layer of lokg shares (no lokg imports: layer 1).
+"""The kinds of failure every layer of lokg shares (no lokg imports: layer 1).
 
 - :class:`InputError` — the user's input is wrong (a file, a line of it, a config key or
   value). The entry points print it as one line, ``error: <message>``, and exit 2; the
@@ -9,11 +9,16 @@
   evaluation loop records the question as failed with ``reason`` and goes on; a rerun asks
   again the questions that failed for a transient reason (``retryable``), not those that
   would fail the same way (a rejected prompt, a broken budget).
+- :class:`Interrupted` — the job was stopped by a signal (SIGTERM: a cluster preempting
+  it). The entry points print it as one line and exit ``128 + signal``, 143 for SIGTERM;
+  the line says whether a checkpoint was written and that the same command resumes.
 """
 
 from __future__ import annotations
 
-__all__ = ["InputError", "QuestionFailed"]
+import signal
+
+__all__ = ["InputError", "Interrupted", "QuestionFailed"]
 
 
 class InputError(ValueError):
@@ -34,3 +39,19 @@ class QuestionFailed(Exception):
         self.reason = reason
         self.attempts = attempts
         self.retryable = retryable
+
+
+class Interrupted(SystemExit):
+    """The job stopped on a signal; ``str(error)`` is the one line the entry points print.
+
+    A ``SystemExit`` whose ``code`` is ``128 + signum`` (143 for SIGTERM, as a shell reports
+    a process the signal killed), so it passes ``except Exception`` handlers (Hydra's job
+    runner) and, left uncaught, ends the process with that status.
+    """
+
+    def __init__(self, message: str, signum: int = signal.SIGTERM) -> None:
+        super().__init__(128 + int(signum))
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message

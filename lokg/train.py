@@ -14,7 +14,7 @@ import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
 from pytorch_lightning.utilities.model_helpers import is_overridden
 
-from lokg import stages
+from lokg import preemption, stages
 from lokg.config import check_target_keys
 from lokg.console import configure_console
 
@@ -57,7 +57,16 @@ def run(cfg: DictConfig) -> dict:
     """Prepare data, print its statistics, and fit/test ``cfg.model`` when one is selected.
 
     Returns the dataset statistics and, when a model was trained, the logged metrics.
+
+    Raises:
+        lokg.errors.Interrupted: on SIGTERM (exit status 143), after saving a checkpoint
+            that the same command resumes from when the fit had started (lokg.preemption).
     """
+    with preemption.StopOnSigterm() as sigterm:
+        return _run(cfg, sigterm)
+
+
+def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
     configure_console(cfg.verbose)
     seed = resolve_seed(cfg.seed)
     pl.seed_everything(seed, workers=True)
@@ -79,7 +88,7 @@ def run(cfg: DictConfig) -> dict:
     from lokg.models.transe_module import TransEModule
 
     build = hydra.utils.instantiate(cfg.model, _partial_=True)
-    gat_art = walk_art = None
+    gat_art = walk_art = feats = None
     is_class = isinstance(build.func, type)
     if is_class and issubclass(build.func, GATModule):
         # the GAT runs on SCOS's compressed graph, with encoder node features
@@ -87,6 +96,7 @@ def run(cfg: DictConfig) -> dict:
         gat_art, sizes = stages.prepare_gat(cfg, datamodule, embedder)
         model = build(**sizes)
         feats = stages.attach_gat_graph(model, gat_art, embedder)
+        stage = "gat"
     elif is_class and issubclass(build.func, PathGATModule):
         # the walk model: SCOS's graph, encoder features, TransE's merged e_r
         embedder = hydra.utils.instantiate(cfg.embedder)
@@ -94,9 +104,16 @@ def run(cfg: DictConfig) -> dict:
         model = build(num_relations=walk_art.kg.num_relations)
         stages.attach_walk_graph(model, walk_art, embedder)
         stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)
+        stage = "qgat"
     else:
         model = build(**datamodule.model_kwargs())
+        stage = "scos" if isinstance(model, TransEModule) and cfg.get("scos") is not None else "fit"
     callbacks = instantiate_list(cfg.get("callbacks"))
+    # a fit stopped by SIGTERM leaves its state here, and the same command resumes from it
+    resume = None
+    if cfg.train and not cfg.trainer.get("fast_dev_run"):
+        resume = preemption.resume_path(cfg, datamodule.artifact_dir, stage, seed)
+        callbacks.append(preemption.ResumeCheckpoint(resume, resuming=resume.is_file()))
     loggers = instantiate_list(cfg.get("logger"))
     trainer: pl.Trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks, logger=loggers)
     hparams = OmegaConf.to_container(cfg, resolve=True)
@@ -117,32 +134,41 @@ def run(cfg: DictConfig) -> dict:
         result["datamodule"] = datamodule
         return result
     if cfg.train:
-        trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
-    metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}
-    if cfg.test and is_overridden("test_step", model):  # link prediction/GAT: val only
-        ckpt = (
-            "best"
-            if trainer.checkpoint_callback and trainer.checkpoint_callback.best_model_path
-            else None
-        )
-        trainer.test(model, datamodule=datamodule, ckpt_path=ckpt)
-        metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
-    result["metrics"] = metrics
-    if trainer.world_size > 1:  # trainer=ddp: each process says it trained, and what it saw
-        synced = ", ".join(f"{k}={v!r}" for k, v in sorted(metrics.items()) if k.startswith("val/"))
-        log.info("rank %d: fit done; %s", trainer.global_rank, synced or "no val/ metrics")
-    if not trainer.is_global_zero:  # trainer=ddp: the post-fit stages run once, on rank 0
-        log.info("rank %d: post-fit artifacts are written by rank 0", trainer.global_rank)
-    elif trainer.fast_dev_run:  # debug=fdr checks that things run; it publishes no artifacts
-        log.info("fast_dev_run: SCOS/GAT artifacts are not written")
-    elif isinstance(model, TransEModule) and cfg.get("scos") is not None:
-        result["scos_dir"] = stages.run_scos_stage(cfg, datamodule, model, trainer, seed)
-    elif gat_art is not None:
-        result["gat_dir"] = stages.run_gat_stage(
-            cfg, datamodule, model, trainer, gat_art, feats, seed
-        )
-    elif walk_art is not None:
-        result["qgat_dir"] = stages.run_walk_stage(cfg, datamodule, model, trainer, walk_art, seed)
+        ckpt_path = resume if resume is not None and resume.is_file() else cfg.get("ckpt_path")
+        with preemption.stops_fit(resume):
+            trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path)
+    with preemption.keeps_finished_fit(trainer, resume, sigterm):  # test and export
+        metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}
+        if cfg.test and is_overridden("test_step", model):  # link prediction/GAT: val only
+            ckpt = (
+                "best"
+                if trainer.checkpoint_callback and trainer.checkpoint_callback.best_model_path
+                else None
+            )
+            trainer.test(model, datamodule=datamodule, ckpt_path=ckpt)
+            metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
+        result["metrics"] = metrics
+        if trainer.world_size > 1:  # trainer=ddp: each process says it trained, and what it saw
+            synced = ", ".join(
+                f"{k}={v!r}" for k, v in sorted(metrics.items()) if k.startswith("val/")
+            )
+            log.info("rank %d: fit done; %s", trainer.global_rank, synced or "no val/ metrics")
+        if not trainer.is_global_zero:  # trainer=ddp: the post-fit stages run once, on rank 0
+            log.info("rank %d: post-fit artifacts are written by rank 0", trainer.global_rank)
+        elif trainer.fast_dev_run:  # debug=fdr checks that things run; it publishes no artifacts
+            log.info("fast_dev_run: SCOS/GAT artifacts are not written")
+        elif isinstance(model, TransEModule) and cfg.get("scos") is not None:
+            result["scos_dir"] = stages.run_scos_stage(cfg, datamodule, model, trainer, seed)
+        elif gat_art is not None:
+            result["gat_dir"] = stages.run_gat_stage(
+                cfg, datamodule, model, trainer, gat_art, feats, seed
+            )
+        elif walk_art is not None:
+            result["qgat_dir"] = stages.run_walk_stage(
+                cfg, datamodule, model, trainer, walk_art, seed
+            )
+    if resume is not None and trainer.is_global_zero:
+        preemption.discard(resume)  # done: the same command trains afresh
     result["trainer"] = trainer
     result["model"] = model
     result["datamodule"] = datamodule

@@ -1,0 +1,168 @@
+"""SIGTERM, as a cluster sends it before preempting a job: ``train.py`` stops within seconds
+with a checkpoint, exits 143 with one line, and the same command resumes from it.
+
+The real case runs ``train.py experiment=train_qgat`` as a subprocess on a hand-written KG of
+eight triples (a few tenths of a second per epoch) and sends SIGTERM once the first epoch's
+checkpoint is on disk; the guard that covers the job outside the fit is checked in process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lokg import preemption, stages
+from lokg.config import compose_config
+from lokg.errors import Interrupted
+from lokg.kg.atomic import atomic_directory
+from lokg.train import run as train
+
+ROOT = Path(__file__).resolve().parents[2]
+KG = (
+    "alice\tspouse\tbob\nalice\tchildren\tcarol\nbob\tnationality\tfrance\n"
+    "carol\tnationality\tspain\ndave\tspouse\terin\nerin\tnationality\tspain\n"
+    "frank\tspouse\tgina\ngina\tnationality\titaly\n"
+)
+SPLITS = {
+    "train": [("t1", "alice", "france"), ("t2", "dave", "spain"), ("t3", "frank", "italy")],
+    "val": [("v1", "dave", "spain"), ("v2", "frank", "italy")],
+    "test": [("s1", "alice", "france")],
+}
+STOPPED = re.compile(
+    r"^interrupted by SIGTERM: checkpoint (\S+\.ckpt); run the same command to resume$"
+)
+RESUMED = re.compile(r"^resumed from (\S+\.ckpt): epoch (\d+), step (\d+)", re.MULTILINE)
+
+
+def _tiny_walk_training(tmp: Path, epochs: int) -> list[str]:
+    """``experiment=train_qgat`` overrides for a tiny custom dataset written under ``tmp``
+    (a free relation table and cached question vectors: no TransE, no encoder fine-tuning)."""
+    (tmp / "kg.tsv").write_text(KG)
+    overrides = ["data=custom", f"data.source.kg_path={tmp / 'kg.tsv'}"]
+    for split, rows in SPLITS.items():
+        path = tmp / f"{split}.jsonl"
+        path.write_text("".join(
+            json.dumps({"id": i, "question": f"nationality of {t} 's spouse ?",
+                        "answers": [a], "topic_entities": [t]}) + "\n"
+            for i, t, a in rows
+        ))  # fmt: skip
+        overrides.append(f"+data.source.split_paths.{split}={path}")
+    return [
+        "experiment=train_qgat", *overrides, "data.batch_size=1", "scos=off",
+        "model.relation_source=learned", "model.question_encoder=frozen", "model.min_steps=0",
+        f"trainer.max_epochs={epochs}", "trainer.enable_progress_bar=false", "logger=csv",
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_training_with_a_checkpoint_that_the_same_command_resumes(tmp_path):
+    args = [sys.executable, str(ROOT / "train.py"), *_tiny_walk_training(tmp_path, epochs=40)]
+    env = {**os.environ, "LOKG_ROOT": str(tmp_path), "OMP_NUM_THREADS": "1"}
+    env.pop("HYDRA_FULL_ERROR", None)
+    proc = subprocess.Popen(
+        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        # inside the fit: the first epoch's checkpoint is written
+        while not list(tmp_path.glob("logs/train/runs/*/checkpoints/last.ckpt")):
+            assert proc.poll() is None, f"train.py ended early:\n{proc.communicate()[1][-3000:]}"
+            assert time.monotonic() < deadline, "no epoch finished within 120 s"
+            time.sleep(0.05)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+        stopped_after = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM, err[-3000:]
+    assert stopped_after < 10
+    line = err.strip().splitlines()[-1]
+    match = STOPPED.match(line)
+    assert match, line
+    checkpoint = Path(match.group(1))
+    assert (
+        checkpoint.is_file() and checkpoint.parent.parent.parent == tmp_path / "artifacts" / "data"
+    )
+    assert "walk model artifacts" not in out + err
+    assert not list(tmp_path.glob("artifacts/data/*/qgat-*"))
+
+    # the same command, later: it resumes there and completes as a normal run does
+    done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    resumed = RESUMED.search(done.stdout)
+    assert resumed, done.stdout[-3000:]
+    assert Path(resumed.group(1)) == checkpoint
+    assert int(resumed.group(2)) > 0 and int(resumed.group(3)) > 0
+    assert "walk model: exporting the best checkpoint" in done.stdout
+    assert "last epoch 39" in done.stdout  # it trained on to the configured epochs
+    (walk_dir,) = tmp_path.glob("artifacts/data/*/qgat-*")
+    assert (walk_dir / "walk_model.pt").is_file() and (walk_dir / "qgat.json").is_file()
+    assert not checkpoint.exists()  # finished: the next run of the command starts afresh
+
+
+def test_sigterm_outside_the_fit_stops_at_once_and_leaves_nothing_half_written(tmp_path):
+    target = tmp_path / "artifact"
+    before = signal.getsignal(signal.SIGTERM)
+    with (
+        pytest.raises(Interrupted) as stop,
+        preemption.StopOnSigterm(),
+        atomic_directory(target) as tmp,
+    ):
+        (tmp / "half.npy").write_bytes(b"...")
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # not reached: the handler raises in the main thread
+    assert stop.value.code == 143 and "interrupted by SIGTERM" in str(stop.value)
+    assert not target.exists() and list(tmp_path.iterdir()) == []  # the temp dir is gone
+    assert signal.getsignal(signal.SIGTERM) is before  # restored
+
+
+def test_sigterm_is_only_recorded_when_lightning_owns_it_or_a_stop_is_under_way():
+    with preemption.StopOnSigterm() as guard:
+
+        def lightning(signum, frame):  # Lightning's handler chains to the one it found
+            guard(signum, frame)
+
+        signal.signal(signal.SIGTERM, lightning)
+        os.kill(os.getpid(), signal.SIGTERM)  # the loop stops at its next batch boundary
+        assert guard.received
+        signal.signal(signal.SIGTERM, guard)  # Lightning's teardown restores it
+        os.kill(os.getpid(), signal.SIGTERM)  # a stop is already under way: recorded only
+    assert guard.received
+
+
+@pytest.mark.slow
+def test_sigterm_after_the_fit_keeps_it_and_the_rerun_only_exports(tmp_path, monkeypatch, capsys):
+    overrides = _tiny_walk_training(tmp_path, epochs=2)
+    real_export = stages.run_walk_stage
+
+    def preempted_export(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real_export(*args, **kwargs)
+
+    monkeypatch.setattr(stages, "run_walk_stage", preempted_export)
+    with pytest.raises(Interrupted) as stop:
+        train(compose_config("train", overrides, tmp_path))
+    match = STOPPED.match(str(stop.value))
+    assert match, str(stop.value)
+    assert Path(match.group(1)).is_file()
+    assert not list(tmp_path.glob("artifacts/data/*/qgat-*"))
+
+    monkeypatch.setattr(stages, "run_walk_stage", real_export)
+    capsys.readouterr()
+    out = train(compose_config("train", overrides, tmp_path))
+    # restored at the end of its last epoch (3 questions, batch 1): nothing trained again
+    assert f"resumed from {match.group(1)}: epoch 2, step 6" in capsys.readouterr().out
+    assert out["trainer"].global_step == 6
+    assert (out["qgat_dir"] / "walk_model.pt").is_file()
+    assert not Path(match.group(1)).exists()
