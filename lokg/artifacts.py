@@ -148,6 +148,8 @@ class GraphArtifacts:
         gat_dir: the GAT artifact used, when one is loaded.
         edge_log_alpha: ``[T]`` log alpha of the trained GAT in ``kg``'s triple order.
         walk_dir: the trained walk model (``qgat-*/``) used by ``retriever=learned``.
+        transe_dir: the SCOS artifact whose TransE e_r are used (its ``transe.json`` says how
+            they were exported), with or without SCOS's merges.
     """
 
     kg: KnowledgeGraph
@@ -156,6 +158,7 @@ class GraphArtifacts:
     gat_dir: Path | None = None
     edge_log_alpha: np.ndarray | None = None
     walk_dir: Path | None = None
+    transe_dir: Path | None = None
 
 
 def unmerged_transe_relations(
@@ -200,8 +203,11 @@ def load_graph_artifacts(
             )
         art.kg = SCOSResult.load(art.scos_dir / "scos").kg
         art.relation_embeddings = np.load(art.scos_dir / "relation_embeddings_merged.npy")
+        art.transe_dir = art.scos_dir
     else:
         art.relation_embeddings = unmerged_transe_relations(root, art.kg, scos_dir)
+        if art.relation_embeddings is not None:
+            art.transe_dir = resolve(root, "scos", scos_dir)
     if need_gat:
         art.gat_dir = resolve(root, "gat", gat_dir)
         if art.gat_dir is None:

@@ -148,20 +148,21 @@ def gat_departures(gat_config: Any) -> list[str]:
 
 
 def transe_departures(record: Any) -> list[str]:
-    """How the TransE whose e_r a run uses was exported differently from the paper (one line,
-    prefixed ``transe:``); ``record`` is the ``transe.json`` saved beside the SCOS artifact
+    """How the TransE whose e_r a run uses was trained or exported differently from the paper
+    (one line each: ``transe.epochs:`` the epochs trained, ``transe.export:`` the checkpoint
+    whose e_r are used); ``record`` is the ``transe.json`` saved beside the SCOS artifact
     (:class:`lokg.stages.ExportedCheckpoint`'s fields)."""
     last = _select(record, "last_epoch")
     epoch = _select(record, "epoch")
     if last is _MISSING or epoch is _MISSING:
-        return ["transe: export not recorded (paper: the last of 100 epochs)"]
+        return ["transe.export: not recorded (paper: the last of 100 epochs)"]
     out = []
     if int(last) + 1 != PAPER_TRANSE_EPOCHS:
-        out.append(f"transe: trained {int(last) + 1} epochs (paper: {PAPER_TRANSE_EPOCHS})")
+        out.append(f"transe.epochs: {int(last) + 1} (paper: {PAPER_TRANSE_EPOCHS})")
     if int(epoch) != int(last):
         monitor = _select(record, "monitor")
         out.append(
-            f"transe: e_r from epoch {int(epoch) + 1} of {int(last) + 1}, the best on "
+            f"transe.export: e_r from epoch {int(epoch) + 1} of {int(last) + 1}, the best on "
             f"{monitor if monitor is not _MISSING else 'val'} (paper: the last epoch)"
         )
     return out

@@ -179,7 +179,7 @@ class LOKG:
         if self.cache_dir is not None:
             retriever.load_cache(self.cache_dir)
         self.provenance = {**(provenance or {}), "retriever_cache": retriever.cache_key}
-        #: the artifact directories loaded (``from_config`` fills it): scos, gat, walk
+        #: the artifact directories loaded (``from_config`` fills it): scos, transe, gat, walk
         self.artifact_dirs: dict[str, Path | None] = {}
 
     # ------------------------------------------------------------------ construction
@@ -269,7 +269,10 @@ class LOKG:
             budget_scope=cfg.get("budget_scope", "evidence"),
             answer_without_evidence=bool(cfg.get("answer_without_evidence", False)),
         )
-        pipeline.artifact_dirs = {"scos": art.scos_dir, "gat": art.gat_dir, "walk": art.walk_dir}
+        pipeline.artifact_dirs = {
+            "scos": art.scos_dir, "transe": art.transe_dir, "gat": art.gat_dir,
+            "walk": art.walk_dir,
+        }  # fmt: skip
         return pipeline
 
     # ------------------------------------------------------------------ steps

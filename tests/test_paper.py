@@ -81,10 +81,10 @@ def test_the_transe_export_departs_unless_it_is_the_100th_epoch():
     # transe.json as train.py writes it (0-based epochs): the best val/mrr at epoch 18 of 100
     best = {"selected": "best", "epoch": 18, "last_epoch": 99, "monitor": "val/mrr"}
     assert transe_departures(best) == [
-        "transe: e_r from epoch 19 of 100, the best on val/mrr (paper: the last epoch)"
+        "transe.export: e_r from epoch 19 of 100, the best on val/mrr (paper: the last epoch)"
     ]
     assert transe_departures({"selected": "last", "epoch": 99, "last_epoch": 99}) == []
     assert transe_departures({"selected": "last", "epoch": 9, "last_epoch": 9}) == [
-        "transe: trained 10 epochs (paper: 100)"
+        "transe.epochs: 10 (paper: 100)"
     ]
-    assert transe_departures({}) == ["transe: export not recorded (paper: the last of 100 epochs)"]
+    assert transe_departures({}) == ["transe.export: not recorded (paper: the last of 100 epochs)"]

@@ -53,3 +53,14 @@ def test_a_modified_paper_run_is_not_recorded_as_the_paper(make_cfg, overrides, 
 
     cfg = make_cfg("evaluate", overrides)
     assert recorded_labels(cfg, recorded_ablation(cfg), departures(cfg)) == labels
+
+
+def test_the_shared_transe_checkpoint_keeps_the_paper_label_fewer_epochs_do_not(make_cfg):
+    from lokg.evaluate import recorded_labels
+    from lokg.paper import departures, transe_departures
+
+    cfg = make_cfg("evaluate", ["experiment=paper"])
+    best = transe_departures({"epoch": 18, "last_epoch": 99, "monitor": "val/mrr"})
+    assert recorded_labels(cfg, "full", departures(cfg) + best) == ("LOKG (paper)", "paper")
+    short = transe_departures({"epoch": 1, "last_epoch": 1})
+    assert recorded_labels(cfg, "full", departures(cfg) + short)[1] == "paper+overrides"
