@@ -133,7 +133,6 @@ def warn_no_evidence(records, skipped: bool) -> int:
     return n
 
 
-#: departures a paper run may have: the offline encoder, and the component its ablation removes
 #: departures a run may list and still be recorded as the paper: the offline encoder, the
 #: TransE checkpoint both configurations share (docs/DESIGN.md) and the ablated module
 _PAPER_ALLOWED = {
@@ -147,8 +146,8 @@ _PAPER_ALLOWED = {
 def recorded_labels(cfg: DictConfig, ablation: str, departed: list[str]) -> tuple[str, str]:
     """(method, configuration) as recorded: a run labelled ``experiment=paper`` whose config
     departs from the paper beyond the offline encoder, the shared TransE checkpoint and its
-    ablation is not the paper, and
-    is recorded as ``paper+overrides`` so no table calls it the paper's settings."""
+    ablation is not the paper, and is recorded as ``paper+overrides`` so no table calls it the
+    paper's settings."""
     if cfg.configuration != "paper":
         return cfg.method, cfg.configuration
     allowed = _PAPER_ALLOWED.get(ablation, _PAPER_ALLOWED["full"])
