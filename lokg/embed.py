@@ -126,6 +126,8 @@ class SentenceEncoder:
             self.cache_dir = Path(cache_dir) / f"{model_id.replace('/', '__')}-{slug}"
             self._load_cache()
         self.num_encoded = 0  # texts actually run through the model (cache misses)
+        #: False hides the progress bar (``train.py`` sets it from ``trainer.enable_progress_bar``)
+        self.show_progress = True
 
     # ------------------------------------------------------------------ cache
     def _load_cache(self) -> None:
@@ -194,7 +196,8 @@ class SentenceEncoder:
 
         Each distinct (prefixed) text is encoded once: cache hits cost a dict lookup.  When
         at least :data:`PROGRESS_MIN_TEXTS` texts miss the cache a progress bar is shown,
-        labelled ``desc`` (default ``"embedding <kind> texts"``).
+        labelled ``desc`` (default ``"embedding <kind> texts"``), unless ``show_progress`` is
+        False.
         """
         if isinstance(texts, str):
             raise TypeError("encode expects a sequence of strings, got a single str")
@@ -211,7 +214,7 @@ class SentenceEncoder:
                 total=len(miss_texts),
                 desc=desc or f"embedding {kind} texts",
                 unit="text",
-                disable=len(miss_texts) < PROGRESS_MIN_TEXTS,
+                disable=not self.show_progress or len(miss_texts) < PROGRESS_MIN_TEXTS,
             ) as bar:
                 parts = []
                 for i in range(0, len(miss_texts), self.batch_size):

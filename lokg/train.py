@@ -53,6 +53,13 @@ def instantiate_list(cfg: DictConfig | None) -> list:
     return [hydra.utils.instantiate(c) for c in cfg.values() if c is not None and "_target_" in c]
 
 
+def _embedder(cfg: DictConfig):
+    """The sentence encoder, its progress bar obeying ``trainer.enable_progress_bar``."""
+    embedder = hydra.utils.instantiate(cfg.embedder)
+    embedder.show_progress = bool(cfg.trainer.get("enable_progress_bar", True))
+    return embedder
+
+
 def run(cfg: DictConfig) -> dict:
     """Prepare data, print its statistics, and fit/test ``cfg.model`` when one is selected.
 
@@ -92,14 +99,14 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
     is_class = isinstance(build.func, type)
     if is_class and issubclass(build.func, GATModule):
         # the GAT runs on SCOS's compressed graph, with encoder node features
-        embedder = hydra.utils.instantiate(cfg.embedder)
+        embedder = _embedder(cfg)
         gat_art, sizes = stages.prepare_gat(cfg, datamodule, embedder)
         model = build(**sizes)
         feats = stages.attach_gat_graph(model, gat_art, embedder)
         stage = "gat"
     elif is_class and issubclass(build.func, PathGATModule):
         # the walk model: SCOS's graph, encoder features, TransE's merged e_r
-        embedder = hydra.utils.instantiate(cfg.embedder)
+        embedder = _embedder(cfg)
         walk_art, _ = stages.prepare_gat(cfg, datamodule, embedder)
         model = build(num_relations=walk_art.kg.num_relations)
         stages.attach_walk_graph(model, walk_art, embedder)

@@ -93,6 +93,9 @@ def test_a_progress_bar_shows_when_many_texts_miss_the_cache(monkeypatch, capsys
     assert "embedding entity names" in err and "5/5" in err
     enc.encode([f"y{i}" for i in range(4)], kind="query")
     assert "embedding query texts" in capsys.readouterr().err  # the default label
+    enc.show_progress = False  # trainer.enable_progress_bar=false
+    enc.encode([f"z{i}" for i in range(5)], desc="embedding entity names")
+    assert capsys.readouterr().err == ""
 
 
 def test_token_embeddings_are_the_word_pieces_the_fine_tuned_copy_starts_from():
