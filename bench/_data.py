@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
@@ -26,7 +27,9 @@ from lokg.typing import Question
 __all__ = [
     "DATASETS",
     "EVAL_SPLITS",
+    "TEST_LEDGER",
     "add_data_arguments",
+    "add_rerun_test_argument",
     "bench_root",
     "compose",
     "load_datamodule",
@@ -37,6 +40,20 @@ __all__ = [
 DATASETS = ("pq2h", "pq3h", "pql2h", "pql3h")
 #: splits a bench may measure on: ``val`` to choose a setting, ``test`` to report it once
 EVAL_SPLITS = ("val", "test")
+
+
+#: where test reports are recorded, one line per (configuration, dataset) (lokg.eval.ledger)
+TEST_LEDGER = Path(__file__).resolve().parent / "test_ledger.jsonl"
+
+
+def add_rerun_test_argument(ap: argparse.ArgumentParser) -> None:
+    """``--rerun-test REASON``: measure on test a configuration the ledger already holds."""
+    ap.add_argument(
+        "--rerun-test",
+        default=None,
+        metavar="REASON",
+        help="measure a configuration the test ledger already holds, recording why",
+    )
 
 
 def bench_root() -> str:

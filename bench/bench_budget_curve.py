@@ -32,13 +32,16 @@ import os
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import TEST_LEDGER, add_rerun_test_argument
+
 from lokg.config import compose_config
 from lokg.errors import InputError
 from lokg.eval.ledger import LedgerEntry, TestLedger
 from lokg.evaluate import ledger_key, run
 
-#: where test reports are recorded, one line per (method, dataset)
-LEDGER = Path(__file__).resolve().parent / "test_ledger.jsonl"
+LEDGER = TEST_LEDGER  # module attribute, so a test can point it elsewhere
 
 METHODS = {
     # the paper as written: TAIMR (trained GAT, mu, lambda_topo = lambda_q = 1) + ITTC
@@ -90,12 +93,7 @@ def main() -> int:
         help="an extra configuration to measure, e.g. "
         "linked_gat=experiment=lokg,retriever.attention=gat (repeatable; for choosing on val)",
     )
-    ap.add_argument(
-        "--rerun-test",
-        default=None,
-        metavar="REASON",
-        help="measure a method the test ledger already holds, recording why",
-    )
+    add_rerun_test_argument(ap)
     args = ap.parse_args()
     methods = dict(METHODS)
     for spec in args.variant:

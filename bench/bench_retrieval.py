@@ -55,7 +55,15 @@ from omegaconf import DictConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _data import DATASETS, bench_root, compose, load_datamodule, split_questions
+from _data import (
+    DATASETS,
+    TEST_LEDGER,
+    add_rerun_test_argument,
+    bench_root,
+    compose,
+    load_datamodule,
+    split_questions,
+)
 
 from lokg.artifacts import walk_models
 from lokg.cli import report
@@ -66,8 +74,7 @@ from lokg.pipeline import LOKG
 from lokg.typing import Question
 
 _LEARNED = ["experiment=lokg", "retriever=learned"]
-#: where test reports are recorded, one line per (configuration, dataset)
-LEDGER = Path(__file__).resolve().parent / "test_ledger.jsonl"
+LEDGER = TEST_LEDGER  # module attribute, so a test can point it elsewhere
 
 #: row -> (overrides, the change to the default ``model=qgat`` config its walk model was
 #: trained with, or None for rows without a walk model)
@@ -184,12 +191,7 @@ def main() -> int:
     ap.add_argument("--latency-n", type=int, default=50)
     ap.add_argument("--rows", nargs="+", default=list(ROWS), choices=list(ROWS))
     ap.add_argument("--group-by", default="question", choices=list(GROUP_BY))
-    ap.add_argument(
-        "--rerun-test",
-        default=None,
-        metavar="REASON",
-        help="measure a configuration the test ledger already holds, recording why",
-    )
+    add_rerun_test_argument(ap)
     args = ap.parse_args()
     root = bench_root()
     os.environ.setdefault("LOKG_ROOT", root)

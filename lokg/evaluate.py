@@ -55,14 +55,19 @@ def _strip_machine(node):
     return node
 
 
+#: the config keys a run's answers and labels depend on (:func:`run_key`, :func:`ledger_key`)
+_RUN_KEYS = ("data", "scos", "retriever", "encoder", "llm", "embedder", "budget",
+             "budget_scope", "answer_without_evidence", "split", "limit", "seed", "scos_dir",
+             "gat_dir", "method", "configuration", "ablation")  # fmt: skip
+#: those naming artifact directories, which the ledger's hash leaves out
+_ARTIFACT_KEYS = ("scos_dir", "gat_dir")
+
+
 def run_key(cfg: DictConfig, provenance: dict | None = None) -> str:
     """Hash of what determines the answers and their label: the config (no paths, loggers or
     tags), the row labels (so two names never share a summary) and the identities of the
     artifacts used (graph, SCOS and GAT directories, retriever cache)."""
-    keys = ("data", "scos", "retriever", "encoder", "llm", "embedder", "budget",
-            "budget_scope", "answer_without_evidence", "split", "limit", "seed", "scos_dir",
-            "gat_dir", "method", "configuration", "ablation")  # fmt: skip
-    plain = {k: OmegaConf.to_container(cfg, resolve=True).get(k) for k in keys}
+    plain = {k: OmegaConf.to_container(cfg, resolve=True).get(k) for k in _RUN_KEYS}
     return config_key(_strip_machine(plain), provenance or {})
 
 
@@ -71,11 +76,9 @@ def ledger_key(cfg: DictConfig, ignore: Sequence[str] = ()) -> str:
     config keys without machine paths, the walk model named by its directory only, and no
     artifact identities (a retrained configuration is the same configuration); ``ignore``
     leaves top-level keys out (a budget curve is one configuration over every ``budget``)."""
-    keys = ("data", "scos", "retriever", "encoder", "llm", "embedder", "budget",
-            "budget_scope", "answer_without_evidence", "split", "limit", "seed", "method",
-            "configuration", "ablation")  # fmt: skip
+    skip = {*_ARTIFACT_KEYS, *ignore}
     resolved = OmegaConf.to_container(cfg, resolve=True)
-    plain = {k: resolved.get(k) for k in keys if k not in ignore}
+    plain = {k: resolved.get(k) for k in _RUN_KEYS if k not in skip}
     retriever = plain.get("retriever")
     if isinstance(retriever, dict) and retriever.get("model_dir"):
         retriever["model_dir"] = Path(str(retriever["model_dir"])).name
@@ -237,10 +240,9 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         departed = departures(cfg)
         print(configuration_line(cfg, departed), flush=True)
         pipeline = LOKG.from_config(cfg, datamodule, reader)
-        if pipeline.provenance.get("gat"):  # how the loaded GAT was trained counts too
-            gat_cfg = OmegaConf.load(
-                datamodule.artifact_dir / pipeline.provenance["gat"] / "config.yaml"
-            )
+        gat_dir = pipeline.artifact_dirs.get("gat")
+        if gat_dir is not None:  # how the loaded GAT was trained counts too
+            gat_cfg = OmegaConf.load(gat_dir / "config.yaml")
             for line in gat_departures(gat_cfg):
                 departed.append(line)
                 print(f"  - {line}", flush=True)

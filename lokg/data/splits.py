@@ -45,28 +45,34 @@ GROUP_BY_ALIASES = {"path": "question"}
 log = logging.getLogger(__name__)
 
 
+def _resolve(group_by: str) -> str:
+    """``group_by`` with an alias replaced (silently), or an
+    :class:`~lokg.errors.InputError` naming the key and the accepted values."""
+    if group_by in GROUP_BY_ALIASES:
+        return GROUP_BY_ALIASES[group_by]
+    if group_by not in GROUP_BY:
+        raise InputError(f"data.split_group_by={group_by!r}; expected one of {GROUP_BY}")
+    return group_by
+
+
 def canonical_group_by(group_by: str) -> str:
     """``group_by`` with a deprecated alias replaced (one WARNING line), or an
     :class:`~lokg.errors.InputError` naming the key and the accepted values."""
-    if group_by in GROUP_BY_ALIASES:
-        new = GROUP_BY_ALIASES[group_by]
+    new = _resolve(group_by)
+    if new != group_by:
         log.warning(
             "data.split_group_by=%s is deprecated (it grouped by the whole gold path and let "
             "one question text into two splits); using %s",
             group_by,
             new,
         )
-        return new
-    if group_by not in GROUP_BY:
-        raise InputError(f"data.split_group_by={group_by!r}; expected one of {GROUP_BY}")
-    return group_by
+    return new
 
 
 def check_split_settings(ratios: Sequence[object], group_by: str) -> tuple[float, float, float]:
     """``data.split_ratios`` as three floats and a valid ``data.split_group_by``, or an
     :class:`~lokg.errors.InputError` naming the key and what is expected."""
-    if group_by not in GROUP_BY and group_by not in GROUP_BY_ALIASES:
-        raise InputError(f"data.split_group_by={group_by!r}; expected one of {GROUP_BY}")
+    _resolve(group_by)
     expected = "expected three non-negative numbers summing to 1 (train, val, test)"
     try:
         values = [float(r) for r in ratios]  # type: ignore[arg-type]
@@ -153,10 +159,11 @@ def template_seen_share(train: Sequence[Question], test: Sequence[Question]) -> 
 def split_leaks(splits: dict[str, Sequence[Question]], group_by: str = "question") -> list[str]:
     """The :func:`question_keys` found in more than one split, each as ``"<key> in
     train, test"`` (empty when the split keeps every question in one split)."""
+    group_by = _resolve(group_by)
     where: dict[str, set[str]] = {}
     for name, qs in splits.items():
         for q in qs:
-            for k in question_keys(q, GROUP_BY_ALIASES.get(group_by, group_by)):
+            for k in question_keys(q, group_by):
                 where.setdefault(k, set()).add(name)
     order = {s: i for i, s in enumerate(SPLITS)}
     return [
@@ -185,7 +192,7 @@ def split_questions(
             questions would be enough).
     """
     ratios = check_split_settings(ratios, group_by)
-    group_by = GROUP_BY_ALIASES.get(group_by, group_by)
+    group_by = _resolve(group_by)
     groups = question_groups(questions, group_by)
 
     def rank(key: str) -> str:

@@ -59,9 +59,6 @@ _WS = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
-#: control characters (category Cc) and the line/paragraph separators: everything
-#: ``str.splitlines`` breaks on is among them (the readers count the labels holding one)
-_TO_ESCAPE = CONTROL_CHARACTERS
 _SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -81,7 +78,7 @@ def one_line(text: str, separator: str = " | ") -> str:
     """``text`` as one component of a rendered line: line breaks and control characters
     escaped (``"a\\nb"`` -> ``"a\\\\nb"``), and the separator's text (``|`` of ``" | "``) preceded
     by a backslash, so the component holds neither a line break nor the separator."""
-    out = _TO_ESCAPE.sub(_escape, text)
+    out = CONTROL_CHARACTERS.sub(_escape, text)
     core = separator.strip()
     return out.replace(core, "\\" + core) if core else out
 
@@ -109,7 +106,7 @@ class TripleRenderer:
         core = separator.strip()
         if (
             not separator
-            or _TO_ESCAPE.search(separator.replace("\t", ""))
+            or CONTROL_CHARACTERS.search(separator.replace("\t", ""))
             or (core and not separator[0].isspace())
             or (not core and set(separator) != {"\t"})
         ):
