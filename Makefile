@@ -34,18 +34,15 @@ $(STAMP_DIR)/install-test: pyproject.toml | $(PY)
 install: $(STAMP_DIR)/install
 install-test: $(STAMP_DIR)/install-test
 
-# PQ-2H end to end on CPU: TransE + SCOS, the GAT, the retriever-only numbers of the paper as
-# written (experiment=paper) and of the project default (ours) side by side, then the default
-# answering the test split with the real local LLM (SmolLM2-135M on llama.cpp).
+# PQ-2H end to end on CPU (lokg/demo.py): prepare the data, TransE + SCOS, the GAT, the walk
+# model (each training stops when validation stops improving), the retriever-only numbers of
+# the paper as written (experiment=paper) and of the project default (ours), then the default
+# answering the first 40 test questions with the real local LLM (SmolLM2-135M on llama.cpp);
+# ends in one table, also written to logs/demo_summary.md.
 DEMO_LLM ?= llm=local llm.client.n_threads=1
+DEMO_LIMIT ?= 40
 demo: $(STAMP_DIR)/install
-	$(PY) train.py experiment=stats data=pq3h tags=[pq3h,stats]
-	$(PY) train.py experiment=train_transe trainer.enable_progress_bar=false
-	$(PY) train.py experiment=train_gat trainer.enable_progress_bar=false
-	$(PY) train.py experiment=train_qgat trainer.enable_progress_bar=false
-	$(PY) evaluate.py experiment=paper llm=extractive
-	$(PY) evaluate.py llm=extractive
-	$(PY) evaluate.py $(DEMO_LLM)
+	$(PY) -m lokg.demo --llm "$(DEMO_LLM)" --limit $(DEMO_LIMIT)
 
 lint: $(STAMP_DIR)/install-test
 	$(BIN)/ruff check .

@@ -12,10 +12,11 @@ note when absent; a section that fails is reported as failed with its last outpu
 the driver exits 1 after writing the report when one of the sections it owns failed.
 
 The report's last line is ``bench: <n> figures, mckp_speedup=<x>, scale10m_build_s=<s>,
-scale10m_rss_gib=<g>``: ``n`` counts the key figures measured in this run (the rows of the
-"Key figures" table that have a value); ``mckp_speedup`` is the pure-Python DP's time over
-the Numba DP's at N = 200, B = 2,048; the last two are the 10M-triple scale run's build
-time and peak RSS (``skipped`` under BENCH_QUICK=1, which runs the 1M size only).
+scale10m_rss_gib=<g>, demo_total_s=<s>``: ``n`` counts the key figures measured in this run
+(the rows of the "Key figures" table that have a value); ``mckp_speedup`` is the pure-Python
+DP's time over the Numba DP's at N = 200, B = 2,048; then the 10M-triple scale run's build
+time and peak RSS (``skipped`` under BENCH_QUICK=1, which runs the 1M size only) and
+``make demo``'s wall time from a fresh root (bench_demo.py; ``skipped`` under BENCH_QUICK=1).
 """
 
 from __future__ import annotations
@@ -173,6 +174,9 @@ def plan() -> list[Section]:
             json_name="mckp",
         ),
     ]
+    if not q:  # `make demo` from a fresh root, with the user's environment (issue 29)
+        secs.append(Section("demo", "make demo, timed (bench_demo.py)", ["bench_demo.py"], 1800,
+                            json_name="demo"))  # fmt: skip
     scos_help = help_text("bench_scos.py")
     if scos_help:
         sizes = ["100", "400"] if q else ["100", "400", "1600"]
@@ -350,6 +354,13 @@ def figures(secs: dict[str, Section]) -> list[Figure]:
                     "mckp",
                 )
             )
+    demo = secs.get("demo")
+    if demo is not None and demo.data:
+        steps = ", ".join(f"{k} {v:.0f}" for k, v in demo.data["steps"].items())
+        figs.append(
+            Figure(f"make demo from a fresh root, s ({steps})", _fmt(demo.data["total_s"], 0),
+                   "≤ 600 s (quiet 2-core machine)", "demo")
+        )  # fmt: skip
     for key in ("scale1m", "scale10m"):
         s = secs.get(key)
         if s is None or not s.data:
@@ -509,10 +520,12 @@ def render(meta: dict, secs: list[Section], figs: list[Figure], wall_s: float) -
     s10 = by.get("scale10m")
     b10 = f"{s10.data['build_s']:.1f}" if s10 and s10.data else "skipped"
     r10 = f"{s10.data['peak_rss_gib']:.2f}" if s10 and s10.data else "skipped"
+    demo = by.get("demo")
+    demo_s = f"{demo.data['total_s']:.0f}" if demo and demo.data else "skipped"
     lines += [
         "",
         f"bench: {len(figs)} figures, mckp_speedup={'failed' if speed is None else f'{speed:.0f}'}"
-        f", scale10m_build_s={b10}, scale10m_rss_gib={r10}",
+        f", scale10m_build_s={b10}, scale10m_rss_gib={r10}, demo_total_s={demo_s}",
     ]
     return "\n".join(lines) + "\n"
 

@@ -66,8 +66,11 @@ _ARTIFACT_KEYS = ("scos_dir", "gat_dir")
 def run_key(cfg: DictConfig, provenance: dict | None = None) -> str:
     """Hash of what determines the answers and their label: the config (no paths, loggers or
     tags), the row labels (so two names never share a summary) and the identities of the
-    artifacts used (graph, SCOS and GAT directories, retriever cache)."""
-    plain = {k: OmegaConf.to_container(cfg, resolve=True).get(k) for k in _RUN_KEYS}
+    artifacts used (graph, SCOS and GAT directories, retriever cache).  Not ``limit``: the
+    first N questions of a split are answered as the whole split's are, so ``limit=40`` and
+    a later full run share one results file, and the full run resumes from the 40."""
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    plain = {k: resolved.get(k) for k in _RUN_KEYS if k != "limit"}
     return config_key(_strip_machine(plain), provenance or {})
 
 
@@ -289,9 +292,12 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         dataset, method, ablation, reader.label, seed, metrics, budget, cfg.limit,
         cfg.split, configuration, tuple(departed),
     )  # fmt: skip
-    write_run_summary(run_dir, summary)
+    summary_path = write_run_summary(run_dir, summary)
     log_to_loggers(cfg, metrics, records, seed)
-    return {"metrics": metrics, "run_dir": run_dir, "records": records, "seed": seed}
+    return {
+        "metrics": metrics, "run_dir": run_dir, "summary": summary_path, "records": records,
+        "seed": seed,
+    }  # fmt: skip
 
 
 def log_to_loggers(cfg: DictConfig, metrics: dict[str, float], records, seed: int) -> None:

@@ -37,6 +37,7 @@ from lokg.artifacts import (
     mark_latest,
     stage_dir,
 )
+from lokg.callbacks import stopping_key
 from lokg.kg.atomic import atomic_directory
 from lokg.kg.graph import KnowledgeGraph
 
@@ -133,6 +134,16 @@ def restore_best_checkpoint(model: pl.LightningModule, trainer: pl.Trainer) -> E
     )
 
 
+def training_key(cfg: DictConfig, *nodes) -> str:
+    """The key of a trained artifact: the model, the epochs, ``nodes`` (what else it depends
+    on) and, when it can stop early, the early-stopping settings
+    (:func:`lokg.callbacks.stopping_key`; absent otherwise, so the keys of runs without it
+    are those they had before it existed)."""
+    stopping = stopping_key(cfg)
+    extra = () if stopping is None else (stopping,)
+    return config_key(cfg.model, cfg.trainer.get("max_epochs"), *nodes, *extra)
+
+
 def scos_stage_dir(cfg: DictConfig, datamodule, seed: int) -> Path:
     """Where TransE + SCOS for this graph and config live: ``<artifacts>/kg/<kg fp>/scos-<key>``.
 
@@ -141,7 +152,7 @@ def scos_stage_dir(cfg: DictConfig, datamodule, seed: int) -> Path:
     over the same KG finds the same directory.
     """
     split = {"triple_val_fraction": datamodule.triple_val_fraction, "seed": datamodule.split_seed}
-    key = config_key(cfg.model, cfg.trainer.get("max_epochs"), cfg.scos, seed, split)
+    key = training_key(cfg, cfg.scos, seed, split)
     return stage_dir(kg_store(datamodule.artifacts_root, datamodule.kg), "scos", key)
 
 
@@ -258,9 +269,7 @@ def run_gat_stage(
     exported = restore_best_checkpoint(model, trainer)
     print(exported.describe("GAT"), flush=True)
     log_alpha = gat_log_attention(model.gat, art.kg, feats, model.relation_table.weight.detach())
-    key = config_key(
-        cfg.model, cfg.trainer.get("max_epochs"), cfg.embedder, str(art.scos_dir), seed
-    )
+    key = training_key(cfg, cfg.embedder, str(art.scos_dir), seed)
     out = stage_dir(datamodule.artifact_dir, "gat", key)
     with atomic_directory(out) as tmp:
         np.save(tmp / "edge_log_alpha.npy", log_alpha)
@@ -350,9 +359,7 @@ def run_walk_stage(
 
     exported = restore_best_checkpoint(model, trainer)
     print(exported.describe("walk model"), flush=True)
-    key = config_key(
-        cfg.model, cfg.trainer.get("max_epochs"), cfg.embedder, str(art.scos_dir), seed
-    )
+    key = training_key(cfg, cfg.embedder, str(art.scos_dir), seed)
     out = stage_dir(datamodule.artifact_dir, "qgat", key)
     architecture = model.architecture()
     meta = {

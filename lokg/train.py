@@ -53,6 +53,20 @@ def instantiate_list(cfg: DictConfig | None) -> list:
     return [hydra.utils.instantiate(c) for c in cfg.values() if c is not None and "_target_" in c]
 
 
+def early_stop_line(trainer: pl.Trainer) -> str | None:
+    """One line when the fit was stopped early (:class:`lokg.callbacks.EarlyStopping`):
+    after which epoch of how many, and why; ``None`` when it ran to ``max_epochs``."""
+    from lokg.callbacks import EarlyStopping
+
+    for cb in trainer.callbacks:
+        if isinstance(cb, EarlyStopping) and cb.stopping_reason_message:
+            return (
+                f"early stopping: stopped after epoch {cb.stopped_epoch} "
+                f"(max_epochs {trainer.max_epochs}): {cb.stopping_reason_message}"
+            )
+    return None
+
+
 def _embedder(cfg: DictConfig):
     """The sentence encoder, its progress bar obeying ``trainer.enable_progress_bar``."""
     embedder = hydra.utils.instantiate(cfg.embedder)
@@ -144,6 +158,8 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         ckpt_path = resume if resume is not None and resume.is_file() else cfg.get("ckpt_path")
         with preemption.stops_fit(resume):
             trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path)
+        if (line := early_stop_line(trainer)) is not None:
+            print(line, flush=True)
     with preemption.keeps_finished_fit(trainer, resume, sigterm):  # test and export
         metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}
         if cfg.test and is_overridden("test_step", model):  # link prediction/GAT: val only

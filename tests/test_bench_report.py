@@ -48,19 +48,22 @@ def test_report_from_a_real_mckp_run_and_hand_made_scale_rows(run_all, tmp_path)
     s10 = run_all.Section("scale10m", "Scale: 10M | big", ["bench_scale.py"], 1, status="ok",
                           data=scale)  # fmt: skip
     absent = run_all.Section("methods", "Baselines", ["bench_methods.py"], 1, status="skipped")
-    secs = [mckp, s1, s10, absent]
+    timed = {"total_s": 412.4, "steps": {"data": 9.0, "walk": 80.2}}
+    demo = run_all.Section("demo", "make demo", ["bench_demo.py"], 1, status="ok", data=timed)
+    secs = [mckp, s1, s10, absent, demo]
     figs = run_all.figures({s.key: s for s in secs})
     meta = {"machine": "M", "load": "L", "gpu": "none", "commit": "abc123", "date": "D",
             "software": "S"}  # fmt: skip
     text = run_all.render(meta, secs, figs, 60.0)
     assert "- **commit**: abc123" in text and "- **date**: D" in text
-    # 3 MCKP figures per size, 3 per scale size, and the 1M -> 10M growth (10.0x build)
-    assert len(figs) == 2 * 3 + 2 * 3 + 1
+    # 3 MCKP figures per size, the demo's time, 3 per scale size, and the 1M -> 10M growth
+    assert len(figs) == 2 * 3 + 1 + 2 * 3 + 1
+    assert "| make demo from a fresh root, s (data 9, walk 80) | 412 | ≤ 600 s" in text
     assert "| scale growth 1M → 10M: build / RSS / cold p50 (×) | 10.0 / 3.0 / 1.0 |" in text
     assert "Scale: 10M \\| big" in text  # a | inside a table cell is escaped
     last = text.rstrip().splitlines()[-1]
     assert last == (
         f"bench: {len(figs)} figures, mckp_speedup={r200['speedup']:.0f}, "
-        "scale10m_build_s=70.5, scale10m_rss_gib=1.77"
+        "scale10m_build_s=70.5, scale10m_rss_gib=1.77, demo_total_s=412"
     )
     assert re.search(r"\| Baselines \| .* \| skipped", text)

@@ -2,6 +2,7 @@
 reader, as ``make demo`` runs it, but with tiny epoch and question counts."""
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -62,7 +63,26 @@ def test_retriever_only_evaluation_never_exceeds_the_budget(trained):
     for r in results_of(out["run_dir"]):
         assert r["t_after"] <= 64 and r["calls"] == 0
         assert r["reader"].startswith("extractive")
-    assert (out["run_dir"] / "summary.json").is_file()
+    assert out["summary"] == out["run_dir"] / "summary-limit8.json" and out["summary"].is_file()
+
+
+def test_a_sample_run_and_the_full_run_share_one_results_file(trained, caplog):
+    """limit=N answers the split's first N questions into the same results file as the whole
+    split (the run key leaves limit out): the longer run resumes from the sample, and each
+    keeps its own summary."""
+    root, _, _ = trained
+    over = ["llm=extractive", "budget=96", "seed=11"]
+    first = evaluate(compose_config("evaluate", [*over, "limit=3"], root))
+    with caplog.at_level(logging.INFO, logger="lokg.eval.runner"):
+        second = evaluate(compose_config("evaluate", [*over, "limit=5"], root))
+    assert second["run_dir"] == first["run_dir"]
+    assert "resuming: 3 answered" in caplog.text
+    assert [r["id"] for r in results_of(second["run_dir"])] == [
+        r.id for r in second["records"]
+    ]  # five records, the first three written once
+    assert first["summary"].name == "summary-limit3.json"
+    assert json.loads(first["summary"].read_text())["metrics"]["n"] == 3
+    assert json.loads(second["summary"].read_text())["metrics"]["n"] == 5
 
 
 @pytest.mark.parametrize("experiment", ["lokg", "paper"])
@@ -75,7 +95,7 @@ def test_each_ablation_runs_in_each_configuration(trained, experiment, ablation)
         root,
     )
     out = evaluate(cfg)
-    summary = json.loads((out["run_dir"] / "summary.json").read_text())
+    summary = json.loads(out["summary"].read_text())
     assert summary["ablation"] == ("full" if ablation == "none" else ablation)
     # the fixture's TransE trains a few epochs, not the paper's 100 (transe.epochs): its paper
     # runs are recorded as paper+overrides, never as the paper
@@ -195,7 +215,7 @@ def test_per_question_subgraph_dataset_runs(trained, make_cfg):
     (walk_dir,) = (d for d in (trained[0] / "artifacts" / "data").glob("pq2h-*/qgat-*"))
     out = evaluate(make_cfg("evaluate", [*over, f"retriever.model_dir={walk_dir}"]))
     assert out["metrics"]["n"] == 3
-    summary = json.loads((out["run_dir"] / "summary.json").read_text())
+    summary = json.loads(out["summary"].read_text())
     assert summary["dataset"] == "webqsp_evidence"  # never reported as the paper's WebQSP
     with pytest.raises(ValueError, match="no trained GAT applies; use retriever.attention"):
         evaluate(make_cfg("evaluate", [*over, "experiment=paper"]))

@@ -1,6 +1,7 @@
 """Seed aggregation into the layout of the paper's Tables 5–7 (Markdown and CSV).
 
-Each evaluation run writes one ``summary.json`` (:func:`write_run_summary`) holding its
+Each evaluation run writes one ``summary.json`` (``summary-limit<N>.json`` for the first N
+questions of a split; :func:`write_run_summary`) holding its
 dataset, method, ablation, LLM, seed and run metrics (:class:`KGQAMetrics` keys).
 :func:`collect_summaries` finds them under a directory; the table builders group runs
 that differ only by seed and report mean ± sample std (ddof = 1; the std is omitted
@@ -35,6 +36,8 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 SUMMARY_FILE = "summary.json"
+#: a whole split's summary and its first-N samples' (:func:`summary_file`)
+SUMMARY_GLOB = "summary*.json"
 #: Ablation axis values (``full`` = all three modules).
 ABLATIONS = ("full", "no_scos", "no_ittc", "no_taimr")
 ABLATION_LABELS = {
@@ -88,9 +91,15 @@ class RunSummary:
             raise ValueError(f"ablation must be one of {list(ABLATIONS)}, got {self.ablation!r}")
 
 
+def summary_file(limit: int | None) -> str:
+    """``summary.json`` for a whole split, ``summary-limit<N>.json`` for its first N questions
+    (one results file holds both: a sample run never overwrites the full run's summary)."""
+    return SUMMARY_FILE if limit is None else f"summary-limit{int(limit)}.json"
+
+
 def write_run_summary(run_dir: str | os.PathLike, summary: RunSummary) -> Path:
-    """Write ``summary.json`` into ``run_dir`` atomically (temp file + rename)."""
-    path = Path(run_dir) / SUMMARY_FILE
+    """Write :func:`summary_file` into ``run_dir`` atomically (temp file + rename)."""
+    path = Path(run_dir) / summary_file(summary.limit)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     keys = ("dataset", "method", "ablation", "llm", "seed", "budget", "limit", "split",
@@ -151,7 +160,7 @@ def collect_summaries(
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{root}: not a directory of evaluation runs")
-    found = [(p, read_run_summary(p)) for p in sorted(root.rglob(SUMMARY_FILE))]
+    found = [(p, read_run_summary(p)) for p in sorted(root.rglob(SUMMARY_GLOB))]
     if budget is not None:
         found = [(p, r) for p, r in found if r.budget is None or r.budget == budget]
     if complete_only:

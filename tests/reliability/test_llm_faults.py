@@ -292,13 +292,13 @@ def test_evaluate_records_failed_questions_and_a_healthy_rerun_answers_the_trans
     assert first.returncode == 0, first.stderr[-3000:]
     path = results_dir(first) / "results.jsonl"
     records = read_results(path).records
-    assert len(records) == 6 and (path.parent / "summary.json").is_file()
+    assert len(records) == 6 and (path.parent / "summary-limit6.json").is_file()
     failed = {i for i, r in records.items() if r.status == "failed"}
     assert len(failed) == 3
     reasons = sorted(records[i].error for i in failed)
     assert sum("HTTP 400 (prompt too long" in r for r in reasons) == 1
     assert sum("after 2 attempt(s): HTTP 503" in r for r in reasons) == 2
-    summary = json.loads((path.parent / "summary.json").read_text())
+    summary = json.loads((path.parent / "summary-limit6.json").read_text())
     assert summary["metrics"]["n"] == 6 and summary["metrics"]["failed"] == pytest.approx(0.5)
     assert len(openai_double.requests) == 1 + 2 * 2 + 3  # 400 once, 503 twice each, 3 ok
 
@@ -322,7 +322,7 @@ def test_evaluate_records_failed_questions_and_a_healthy_rerun_answers_the_trans
     assert {final.records[qid].prompt[-1]["content"] for qid in transient} == set(asked)
     assert sorted(final.records) == sorted(records) and final.failed_ids == rejected
     assert final.superseded == 2 and len(path.read_text().splitlines()) == 8
-    summary = json.loads((path.parent / "summary.json").read_text())
+    summary = json.loads((path.parent / "summary-limit6.json").read_text())
     assert summary["metrics"]["failed"] == pytest.approx(1 / 6) and summary["metrics"]["n"] == 6
     assert summary["metrics"]["truncated"] == 0
 
