@@ -157,8 +157,10 @@ def test_logger_and_callback_groups_instantiate(make_cfg, monkeypatch):
     loggers = instantiate_list(cfg.logger)
     assert sorted(type(x).__name__ for x in loggers) == ["CSVLogger", "WandbLogger"]
     assert cfg.logger.wandb.offline is True
-    (cb,) = instantiate_list(cfg.callbacks)
-    assert type(cb).__name__ == "ModelCheckpoint"
+    checkpoint, stopping = instantiate_list(cfg.callbacks)
+    assert type(checkpoint).__name__ == "ModelCheckpoint"
+    # model=transe: Table 3's 100 epochs, never stopped for lack of improvement
+    assert type(stopping).__name__ == "EarlyStopping" and stopping.never_on_patience
 
 
 @pytest.mark.parametrize(

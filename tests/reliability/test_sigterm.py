@@ -59,6 +59,7 @@ def _tiny_walk_training(tmp: Path, epochs: int) -> list[str]:
         "experiment=train_qgat", *overrides, "data.batch_size=1", "scos=off",
         "model.relation_source=learned", "model.question_encoder=frozen", "model.min_steps=0",
         f"trainer.max_epochs={epochs}", "trainer.enable_progress_bar=false", "logger=csv",
+        "callbacks.early_stopping=null",  # trains to max_epochs, the resumed run included
     ]  # fmt: skip
 
 
