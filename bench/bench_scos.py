@@ -7,6 +7,25 @@ Usage:
     cwq_evidence] [--synthetic-triples N] [--seed 0] [--theta-grid T ...] [--variant K=V,...]``
     ``python bench/bench_scos.py jaccard [--data pql2h pql3h] [--seed 1]``
     ``python bench/bench_scos.py weights [--data pql2h pql3h] [--seed 1] [--step 0.1]``
+    ``python bench/bench_scos.py falsemerge [--quick] [--data ...] [--synthetic-triples N]
+    [--seed 0] [--variant K=V,...] [override ...]``
+
+``falsemerge`` (issue 30): on every bundled KG (PQ-2H's, PQ-3H's, PQL-2H's and PQL-3H's KBs,
+the WebQSP and CWQ evidence pools) and a synthetic graph (20k triples, 100 relations, given
+types), plant two kinds of relations at once: split synonyms (up to k = 30 relations with >= 20
+triples, a random 30-70 % of each one's triples moved to a new name; what SCOS should merge)
+and correlated-but-distinct relations (up to 12 other relations each get a companion over all
+their heads that holds the same tails on p of them and other tails elsewhere, p = 30, 50,
+70, 90 % in turn: what it must not merge, like ``directed_by`` beside ``written_by``; half of
+each when a KB has too few relations).  TransE (``experiment=train_transe``'s settings) is
+trained once per planted graph, then SCOS runs with each configuration: ``default`` (the scos
+keys ``evaluate.py`` composes, ``experiment=lokg``) and ``paper`` (``experiment=paper``,
+i.e. ``scos=default``), plus each ``--variant`` (the default's keys changed, e.g.
+``max_contradiction=null`` for the guards before issue 30).  Per graph and configuration it
+prints the merged pairs, how many are not planted synonyms (of them, planted correlated ones),
+the recall on the synonyms and the false pairs with their signals and contradiction; then
+totals, and last ``falsemerge default=<n> paper=<n>`` (non-synonym pairs merged over all
+graphs).  ``--quick``: TransE 25 epochs and a 10k-triple synthetic graph.
 
 ``weights`` (issue 10): on the same plant, every pair of relations scored by Eq. (3) with
 each weight triple of a grid (step 0.1 by default, the paper's included); for each, the one
