@@ -43,8 +43,9 @@ greedy loop: an upper bound on what the variant could add).
 WebQSP / CWQ Freebase evidence pools, whose relations are many and sparse; and a synthetic
 graph) pick k = 30 relations with >= 20 triples, move a random 30-70 % share of each one's
 triples to a new synonym relation (:func:`lokg.data.synthetic.plant_synonyms`), train TransE
-on the modified KB with ``experiment=train_transe``'s settings, run SCOS with
-``configs/scos`` (overrides such as ``scos.theta_base=0.6`` apply to both), and print
+on the modified KB with ``experiment=train_transe``'s settings, run SCOS with the scos
+config ``train.py`` composes (``scos=lokg`` since issue 30, ``scos=default`` for the paper's;
+overrides such as ``scos.theta_base=0.6`` apply to both KBs), and print
 precision and recall of the recovered pairs (also at each ``--theta-grid`` value and each
 ``--variant`` of scos keys, on the same TransE), each missed or wrong pair with its three
 signals and its tied share, and the merges SCOS makes on the unmodified KB.  The last line is
