@@ -102,6 +102,38 @@ def test_an_inverse_pair_is_compared_read_backwards():
     assert contradiction(_keys(kg, "born_in"), _keys(kg, "birthplace_of"), E).shared_heads == 0
 
 
+def test_an_inverse_merge_records_its_contradiction_and_the_guard_refuses_it():
+    # birthplace_of (c1 -> p1, c2 -> p3) and born_in (p1 -> c1, p2 -> c2): mirrored Jaccard
+    # |{(p1, c1)}| / |{(p1, c1), (p2, c2), (p3, c2)}| = 1/3, so theta_base 0.3 pairs them; the
+    # kept relation (equal counts: the smaller id, birthplace_of) against born_in read
+    # backwards (c1 {p1}, c2 {p2}): shared heads c1, c2, c2 differs, (c1, p1) in common -> 1/2.
+    # Opposite TransE vectors keep greedy merging out (sim 0.4 + 0.3 * 3/5 - 0.3 = 0.28 < 0.3).
+    kg = KnowledgeGraph.from_labeled_triples(
+        [
+            ("p1", "born_in", "c1"),
+            ("p2", "born_in", "c2"),
+            ("c1", "birthplace_of", "p1"),
+            ("c2", "birthplace_of", "p3"),
+        ],
+        name="inv",
+    )
+    emb = np.array([[1.0, 0.0] if r == "born_in" else [-1.0, 0.0] for r in kg.relations.labels])
+    keys = {"entity_types": "none", "theta_base": 0.3, "merge_inverse": True}
+    merged = compress(kg, emb, **keys)
+    assert merged.report == []
+    (inv,) = merged.inverse_report
+    assert (inv.kept, inv.flipped) == ("birthplace_of", "born_in")
+    assert (inv.contradiction, inv.shared_heads, inv.differing_heads) == (0.5, 2, 1)
+    assert inv.examples[0] == {"head": "c2", "left": ["p3"], "right": ["p2"]}
+    text = merged.format_report()
+    assert "contradiction 0.50 (1 of 2 shared heads differ, 1 fact in common)" in text
+    assert "e.g. c2: birthplace_of -> p3 | born_in (inverse) -> p2" in text
+    guarded = compress(kg, emb, **keys, max_contradiction=0.05)
+    assert guarded.inverse_report == [] and guarded.num_compressed == 2
+    assert [r.flipped for r in guarded.inverse_refused] == ["born_in"]
+    assert "refused inverse: born_in as the inverse of birthplace_of" in guarded.format_report()
+
+
 def test_example_heads_put_disagreements_first():
     kg = _films()
     ids = kg.entities
