@@ -231,6 +231,12 @@ def test_settings_out_of_range_fail_in_one_line():
     with pytest.raises(ValueError, match=r"^scos_warn_contradiction=2; expected a number"):
         warn_threshold({"scos_warn_contradiction": 2})
     assert warn_threshold({"scos_warn_contradiction": 0}) == 0.0
+    # train.py checks it before preparing data or training anything
+    from lokg.train import run
+
+    cfg = compose_config("train", ["scos_warn_contradiction=-0.5"], ".")
+    with pytest.raises(ValueError, match=r"^scos_warn_contradiction=-0.5; expected a number"):
+        run(cfg)
 
 
 def test_ours_guards_with_contradiction_and_the_paper_does_not():
