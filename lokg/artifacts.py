@@ -131,6 +131,66 @@ def resolve(root: Path, kind: str, explicit: str | None) -> Path | None:
     return latest(root, kind)
 
 
+def scos_settings(values: Any) -> dict | None:
+    """SCOS settings in one comparable form: :class:`lokg.scos.SCOSConfig`'s keys with the
+    code's defaults filled in (an absent guard is its default, the paper's), or ``None`` when
+    ``values`` are not settings this version reads."""
+    from lokg.scos import SCOSConfig
+
+    if isinstance(values, DictConfig):
+        values = OmegaConf.to_container(values, resolve=True)
+    values = dict(values or {})
+    values.pop("entity_types_used", None)  # recorded beside the settings, not one of them
+    try:
+        return SCOSConfig.from_mapping(values).to_dict()
+    except (TypeError, ValueError):
+        return None
+
+
+def recorded_scos_settings(directory: Path) -> dict | None:
+    """The SCOS settings a ``scos-*`` artifact was made with (its ``scos/scos.json``), in
+    :func:`scos_settings`' form; ``None`` when unreadable."""
+    path = Path(directory) / "scos" / "scos.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8")).get("config")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return scos_settings(config)
+
+
+def find_scos_artifact(cfg: DictConfig, datamodule) -> Path | None:
+    """The dataset's SCOS artifact made with ``cfg.scos``'s settings: the latest when it was
+    (or when its settings cannot be read), else the
+    newest such one among the graph's (:func:`kg_store`); ``None`` when the dataset has none.
+
+    Raises:
+        FileNotFoundError: the dataset has SCOS artifacts, none made with these settings (one
+            line naming the settings that differ and the command that makes one).
+    """
+    root = datamodule.artifact_dir
+    newest = latest(root, "scos")
+    wanted = scos_settings(cfg.scos)
+    if newest is None or wanted is None:
+        return newest
+    have = recorded_scos_settings(newest)
+    if have is None or have == wanted:
+        return newest
+    store = kg_store(datamodule.artifacts_root, datamodule.kg)
+    matching = [d for d in store.glob("scos-*") if recorded_scos_settings(d) == wanted]
+    if matching:
+        found = max(matching, key=lambda d: (d / "scos" / "scos.json").stat().st_mtime_ns)
+        log.info("SCOS artifacts with this run's scos settings: %s", found)
+        return found
+    differ = ", ".join(
+        f"{k} {have.get(k)!r} (this run: {v!r})" for k, v in wanted.items() if have.get(k) != v
+    )
+    raise FileNotFoundError(
+        f"no SCOS artifacts for {datamodule.name} were made with this run's scos settings (the "
+        f"latest, {newest.name}, has {differ}); run `python train.py experiment=train_transe` "
+        "with this run's data and scos overrides first, or give scos_dir="
+    )
+
+
 def scos_mode(cfg: DictConfig) -> str:
     """``off`` when no SCOS config is selected or ``scos=off``; else the configured mode."""
     scos = cfg.get("scos")
@@ -187,15 +247,18 @@ def load_graph_artifacts(
     """The graph after SCOS and, when ``need_gat``, the trained GAT's attention.
 
     With ``scos=off`` the original graph is used, with TransE's unmerged e_r when the dataset
-    has them (:func:`unmerged_transe_relations`). Otherwise the given or latest SCOS artifact
-    of the dataset is required (a one-line error says to run ``train.py model=transe``).
+    has them (:func:`unmerged_transe_relations`). Otherwise the given SCOS artifact, or the
+    dataset's made with ``cfg.scos``'s settings (:func:`find_scos_artifact`), is required (a
+    one-line error says to run ``train.py experiment=train_transe``).
     """
     from lokg.scos import SCOSResult
 
     root = datamodule.artifact_dir
     art = GraphArtifacts(kg=datamodule.kg)
     if scos_mode(cfg) != "off":
-        art.scos_dir = resolve(root, "scos", scos_dir)
+        art.scos_dir = (
+            resolve(root, "scos", scos_dir) if scos_dir else find_scos_artifact(cfg, datamodule)
+        )
         if art.scos_dir is None:
             raise FileNotFoundError(
                 f"no SCOS artifacts for {datamodule.name} under {root}; run `python train.py "

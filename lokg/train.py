@@ -95,6 +95,7 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
 
     for group in ("data", "model", "embedder"):
         check_target_keys(cfg.get(group), group)
+    stages.warn_threshold(cfg)  # a bad scos_warn_contradiction fails before any training
     datamodule = hydra.utils.instantiate(cfg.data)
     datamodule.prepare_data()
     datamodule.setup("fit")

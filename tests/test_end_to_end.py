@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lokg.artifacts import latest
+from lokg.artifacts import latest, recorded_scos_settings
 from lokg.config import compose_config
 from lokg.evaluate import run as evaluate
 from lokg.scos import SCOSResult
@@ -24,10 +24,14 @@ FAST_TRAIN = ["trainer.enable_progress_bar=false", "logger=csv", "debug=limit"]
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """A project root with the offline artifacts of PQ-2H (tiny training runs)."""
+    """A project root with the offline artifacts of PQ-2H (tiny training runs): TransE + SCOS
+    with the paper's SCOS (what experiment=paper reads) and with ours (the default, trained
+    last: the dataset's latest), the paper's GAT on the paper's SCOS graph, the walk model."""
     root = tmp_path_factory.mktemp("lokg")
+    paper = ["scos=default"]
+    train(compose_config("train", ["experiment=train_transe", *paper, *FAST_TRAIN], root))
     transe = train(compose_config("train", ["experiment=train_transe", *FAST_TRAIN], root))
-    gat = train(compose_config("train", ["experiment=train_gat", *FAST_TRAIN], root))
+    gat = train(compose_config("train", ["experiment=train_gat", *paper, *FAST_TRAIN], root))
     train(compose_config("train", ["experiment=train_qgat", *FAST_TRAIN], root))  # the default
     return root, transe, gat
 
@@ -52,6 +56,11 @@ def test_offline_stages_write_versioned_artifacts(trained):
     assert scos_dir.parent.name == transe["datamodule"].kg.fingerprint()
     assert latest(transe["datamodule"].artifact_dir, "scos") == scos_dir
     assert (gat_dir.parent / "gat.latest").read_text().strip() == gat_dir.name
+    # the paper's GAT read the paper's SCOS artifact, found by its settings (not the latest)
+    paper_dir = Path(json.loads((gat_dir / "gat.json").read_text())["scos_dir"])
+    assert paper_dir != scos_dir and paper_dir.parent == scos_dir.parent
+    assert recorded_scos_settings(paper_dir)["max_contradiction"] is None
+    assert recorded_scos_settings(scos_dir)["max_contradiction"] == 0.05
 
 
 def test_retriever_only_evaluation_never_exceeds_the_budget(trained):
