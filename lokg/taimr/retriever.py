@@ -132,13 +132,22 @@ class TAIMRRetriever(Retriever):
 
     # ------------------------------------------------------------------ search
     def _allowed(self, chain: LinkedChain | None, hop: int) -> set[int] | None:
+        """The relations hop ``hop`` may expand (``None``: all). On a graph with added
+        inverse edges (``data.source.inverse``) a linked relation allows its inverse partner
+        too: the question names the relation, the graph decides the direction (a person's
+        films are reached by ``directed_by (inverse)`` when the KG stores film -> person)."""
         if chain is None:
             return None
         row = chain.hop_log_probs(hop)
         from_prior = {c[hop] for c in chain.chain_probs if len(c) > hop}
         if row is None:
-            return from_prior or None
-        return set(chain.top_relations(hop, self.rels_per_hop).tolist()) | from_prior
+            allowed = from_prior
+        else:
+            allowed = set(chain.top_relations(hop, self.rels_per_hop).tolist()) | from_prior
+        if allowed and self.kg.has_added_inverses:
+            partner = self.kg.inverse_partner
+            allowed |= {int(partner[r]) for r in allowed if partner[r] >= 0}
+        return allowed or None
 
     def search(
         self, topic: int, chain: LinkedChain | None, cache: PathCache | None = None
