@@ -166,6 +166,12 @@ def _check_inverse_of(
     return inv
 
 
+def _row_keys(rows: np.ndarray) -> np.ndarray:
+    """``[N]`` one opaque, sortable key per int64 row of ``rows [N, 3]`` (its bytes)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    return rows.view(np.dtype((np.void, rows.itemsize * 3))).ravel()
+
+
 class KnowledgeGraph:
     """A directed multi-relational graph with a shared vocabulary.
 
@@ -381,31 +387,40 @@ class KnowledgeGraph:
             self.__dict__["_own_part"] = cached
         return cached
 
+    @cached_property
+    def statement_ids(self) -> IdArray:
+        """``[T]`` the id of the KG's own triple that states each triple: itself for the
+        KG's own, and for an added ``(t, r (inverse), h)`` the ``(h, r, t)`` it reverses (the
+        first, if the KG repeats it). Two steps over one fact share their statement id."""
+        ids = np.arange(self.num_triples, dtype=np.int64)
+        own = self.num_own_triples
+        if own == self.num_triples:
+            return ids
+        assert self.inverse_of is not None
+        tri = np.asarray(self.triples_np)
+        added = tri[own:]
+        wanted = np.stack([added[:, 2], self.inverse_of[added[:, 1]], added[:, 0]], 1)
+        missing = ValueError("an added inverse triple reverses no triple of the KG")
+        if own == 0:
+            raise missing
+        keys = _row_keys(tri[:own])  # [T_own] one opaque key per (h, r, t)
+        order = np.argsort(keys, kind="stable")  # equal rows keep id order: the first wins
+        pos = np.searchsorted(keys[order], _row_keys(wanted))
+        found = order[np.minimum(pos, own - 1)]
+        if not np.array_equal(tri[found], wanted):
+            raise missing
+        ids[own:] = found
+        return ids
+
     def stated(self, triple_ids: Iterable[int]) -> list[int]:
         """``triple_ids`` as the KG states them, distinct, in order: an added inverse edge
         ``(t, r (inverse), h)`` becomes the KG's own triple ``(h, r, t)`` it reverses (what
         the encoder renders, so the context never shows a relation read backwards)."""
         out: dict[int, None] = {}
-        own = self.num_own_triples
+        statement = self.statement_ids
         for t in triple_ids:
-            t = int(t)
-            if t >= own:
-                t = self._reversed_own(t)
-            out.setdefault(t, None)
+            out.setdefault(int(statement[int(t)]), None)
         return list(out)
-
-    def _reversed_own(self, triple_id: int) -> int:
-        """The own triple an added inverse edge reverses (the first, if parallel copies)."""
-        assert self.inverse_of is not None
-        x, a, y = (int(v) for v in self.triples_np[triple_id])
-        source = int(self.inverse_of[a])
-        cand = self.out_triples(y)
-        cand = cand[cand < self.num_own_triples]
-        rows = self.triples_np[cand]
-        hit = cand[(rows[:, 1] == source) & (rows[:, 2] == x)]
-        if not len(hit):  # add_inverse_edges never builds one without its source
-            raise ValueError(f"added inverse triple {triple_id} reverses no triple of the KG")
-        return int(hit.min())
 
     def entity_name(self, entity: int) -> str:
         """Display name: the ``names`` attribute when known, else the label with spaces."""

@@ -156,8 +156,14 @@ class TAIMRRetriever(Retriever):
 
         Returns every path kept by the beam at any depth (k = 1..L), with S_topo and S_link.
         ``cache`` defaults to the retriever's shared cache.
+
+        On a graph with added inverse edges (``data.source.inverse``) an edge and the one it
+        reverses state one fact, and a path never walks a fact straight back (``v -> u -> v``
+        over it), as the learned walk never walks a triple back: that step would only return
+        to the node it left, and make every topic an answer of its own 2-hop paths.
         """
         cache = self.cache if cache is None else cache
+        statement = self.kg.statement_ids if self.kg.has_added_inverses else None
         # beam item: (rank, s_topo, s_hop, entities, triple ids, relations)
         beam: list[tuple[float, float, float, tuple, tuple, tuple]] = [
             (0.0, 0.0, 0.0, (topic,), (), ())
@@ -171,11 +177,16 @@ class TAIMRRetriever(Retriever):
             parts = []
             for bi, item in enumerate(beam):
                 v = item[3][-1]
+                back = statement[item[4][-1]] if statement is not None and item[4] else None
                 for r in cache.relations_of(v).tolist():
                     if allowed is not None and r not in allowed:
                         continue
                     lp = 0.0 if chain is None else (-self._uniform if row is None else row[r])
                     e_tids, e_tails, e_scores = cache.get(v, r)
+                    if back is not None:  # not the fact just walked, back (docstring)
+                        keep = statement[e_tids] != back
+                        if not keep.all():
+                            e_tids, e_tails, e_scores = e_tids[keep], e_tails[keep], e_scores[keep]
                     # entries are sorted best first and the rank offset is the same for the
                     # whole entry, so at most beam_width of them can survive this hop
                     # (w = None: all, e[:None] is e)
