@@ -167,8 +167,8 @@ _PAPER_ALLOWED = {
 def recorded_labels(cfg: DictConfig, ablation: str, departed: list[str]) -> tuple[str, str]:
     """(method, configuration) as recorded: a run labelled ``experiment=paper`` whose config
     departs from the paper beyond the offline encoder, the shared TransE checkpoint, the added
-    inverse edges and its ablation is not the paper, and is recorded as ``paper+overrides`` so no table calls it the
-    paper's settings."""
+    inverse edges and its ablation is not the paper, and is recorded as ``paper+overrides`` so
+    no table calls it the paper's settings."""
     if cfg.configuration != "paper":
         return cfg.method, cfg.configuration
     allowed = _PAPER_ALLOWED.get(ablation, _PAPER_ALLOWED["full"])

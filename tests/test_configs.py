@@ -75,9 +75,10 @@ def test_experiment_paper_is_the_paper(make_cfg):
     assert cfg.method == "LOKG (paper)" and "paper" in cfg.tags
     # the departures a paper run may have: the graph it searches (the KG with added inverse
     # edges, issue 30) and the encoder E5 cannot be loaded offline
+    minilm = "'sentence-transformers/all-MiniLM-L6-v2' (paper: 'intfloat/e5-base-v2')"
     assert departures(cfg) == [
         "data.source.inverse: 'auto' (paper: 'never')",
-        "embedder.model_id: 'sentence-transformers/all-MiniLM-L6-v2' (paper: 'intfloat/e5-base-v2')",
+        f"embedder.model_id: {minilm}",
     ]
     as_given = ["experiment=paper", "embedder=e5", "data.source.inverse=never"]
     assert departures(make_cfg("evaluate", as_given)) == []
