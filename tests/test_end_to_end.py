@@ -111,10 +111,11 @@ def test_each_ablation_runs_in_each_configuration(trained, experiment, ablation)
     expected = "paper+overrides" if experiment == "paper" else experiment
     assert summary["configuration"] == expected and summary["split"] == "test"
     assert summary["metrics"]["n"] == 3
-    if experiment == "paper" and ablation == "none":  # the encoder and the short TransE only
+    if experiment == "paper" and ablation == "none":
+        # the added inverse edges, the encoder and the short TransE only
         keys = [d.split(":")[0] for d in summary["departures"]]
-        assert keys[0] == "embedder.model_id" and "transe.epochs" in keys
-        assert set(keys[1:]) <= {"transe.epochs", "transe.export"}
+        assert keys[:2] == ["data.source.inverse", "embedder.model_id"]
+        assert "transe.epochs" in keys and set(keys[2:]) <= {"transe.epochs", "transe.export"}
 
 
 def test_without_scos_the_walk_still_reads_transe_unmerged_relations(trained):
@@ -131,9 +132,13 @@ def test_without_scos_the_walk_still_reads_transe_unmerged_relations(trained):
     dm.prepare_data()
     dm.setup("test")
     art = load_graph_artifacts(cfg, dm, need_gat=False)
-    assert art.scos_dir is None and art.kg.num_relations == dm.kg.num_relations
+    walk = art.own_edges()  # the walk's graph: R0, without the added inverse edges
+    assert art.scos_dir is None and walk.kg.num_relations == dm.kg.num_relations
     expected = np.load(transe["scos_dir"] / "relation_embeddings.npy")
-    np.testing.assert_array_equal(art.relation_embeddings, expected)
+    np.testing.assert_array_equal(walk.relation_embeddings, expected)
+    # the added `r (inverse)` read TransE backwards: -e_r
+    source = art.kg.inverse_of[dm.kg.num_relations :]
+    np.testing.assert_array_equal(art.relation_embeddings[dm.kg.num_relations :], -expected[source])
 
 
 def test_wandb_offline_logging_with_per_question_table(trained, monkeypatch):
