@@ -7,6 +7,25 @@ Usage:
     cwq_evidence] [--synthetic-triples N] [--seed 0] [--theta-grid T ...] [--variant K=V,...]``
     ``python bench/bench_scos.py jaccard [--data pql2h pql3h] [--seed 1]``
     ``python bench/bench_scos.py weights [--data pql2h pql3h] [--seed 1] [--step 0.1]``
+    ``python bench/bench_scos.py falsemerge [--quick] [--data ...] [--synthetic-triples N]
+    [--seed 0] [--variant K=V,...] [override ...]``
+
+``falsemerge`` (issue 30): on every bundled KG (PQ-2H's, PQ-3H's, PQL-2H's and PQL-3H's KBs,
+the WebQSP and CWQ evidence pools) and a synthetic graph (20k triples, 100 relations, given
+types), plant two kinds of relations at once: split synonyms (up to k = 30 relations with >= 20
+triples, a random 30-70 % of each one's triples moved to a new name; what SCOS should merge)
+and correlated-but-distinct relations (up to 12 other relations each get a companion over all
+their heads that holds the same tails on p of them and other tails elsewhere, p = 30, 50,
+70, 90 % in turn: what it must not merge, like ``directed_by`` beside ``written_by``; half of
+each when a KB has too few relations).  TransE (``experiment=train_transe``'s settings) is
+trained once per planted graph, then SCOS runs with each configuration: ``default`` (the scos
+keys ``evaluate.py`` composes, ``experiment=lokg``) and ``paper`` (``experiment=paper``,
+i.e. ``scos=default``), plus each ``--variant`` (the default's keys changed, e.g.
+``max_contradiction=null`` for the guards before issue 30).  Per graph and configuration it
+prints the merged pairs, how many are not planted synonyms (of them, planted correlated ones),
+the recall on the synonyms and the false pairs with their signals and contradiction; then
+totals, and last ``falsemerge default=<n> paper=<n>`` (non-synonym pairs merged over all
+graphs).  ``--quick``: TransE 25 epochs and a 10k-triple synthetic graph.
 
 ``weights`` (issue 10): on the same plant, every pair of relations scored by Eq. (3) with
 each weight triple of a grid (step 0.1 by default, the paper's included); for each, the one
@@ -24,8 +43,9 @@ greedy loop: an upper bound on what the variant could add).
 WebQSP / CWQ Freebase evidence pools, whose relations are many and sparse; and a synthetic
 graph) pick k = 30 relations with >= 20 triples, move a random 30-70 % share of each one's
 triples to a new synonym relation (:func:`lokg.data.synthetic.plant_synonyms`), train TransE
-on the modified KB with ``experiment=train_transe``'s settings, run SCOS with
-``configs/scos`` (overrides such as ``scos.theta_base=0.6`` apply to both), and print
+on the modified KB with ``experiment=train_transe``'s settings, run SCOS with the scos
+config ``train.py`` composes (``scos=lokg`` since issue 30, ``scos=default`` for the paper's;
+overrides such as ``scos.theta_base=0.6`` apply to both KBs), and print
 precision and recall of the recovered pairs (also at each ``--theta-grid`` value and each
 ``--variant`` of scos keys, on the same TransE), each missed or wrong pair with its three
 signals and its tied share, and the merges SCOS makes on the unmodified KB.  The last line is
@@ -216,26 +236,28 @@ def _signals_line(kg: KnowledgeGraph, a: int, b: int, module, result: SCOSResult
     return (
         f"{kg.relations.label(a)} ~ {kg.relations.label(b)}: sim {s.similarity:.3f} vs "
         f"theta {s.threshold:.3f} (NMI {s.nmi:.2f} J {s.jaccard:.2f} cos {s.cosine:.2f}; "
-        f"tied {_tied_share(kg, a, b):.2f})"
+        f"tied {_tied_share(kg, a, b):.2f}; contradiction {s.contradiction.describe()})"
     )
 
 
 def _variant(text: str) -> dict:
     """``"min_support=3,theta_base=0.7"`` -> ``{"min_support": 3, "theta_base": 0.7}``;
-    ``"scos=lokg"`` -> the keys of ``configs/scos/lokg.yaml`` (as composed)."""
+    ``"scos=lokg"`` -> the keys of ``configs/scos/lokg.yaml`` (as composed), and
+    ``"scos=lokg,max_contradiction=0.2"`` those with one changed."""
     import yaml
 
-    if text.startswith("scos="):
-        from omegaconf import OmegaConf
-
-        node = _train_config("pq2h", [text]).scos
-        return {k: v for k, v in OmegaConf.to_container(node).items() if not k.startswith("_")}
     out = {}
     for item in text.split(","):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise SystemExit(f"--variant {text!r}: expected key=value[,key=value...]")
-        out[key.strip()] = yaml.safe_load(value)
+        if key.strip() == "scos":
+            from omegaconf import OmegaConf
+
+            node = OmegaConf.to_container(_train_config("pq2h", [item.strip()]).scos)
+            out.update({k: v for k, v in node.items() if not k.startswith("_")})
+        else:
+            out[key.strip()] = yaml.safe_load(value)
     return out
 
 
@@ -329,6 +351,175 @@ def planted(args: argparse.Namespace) -> None:
                 )
         sys.stdout.flush()
     print(f"planted_min precision={worst_p:.3f} recall={worst_r:.3f}")
+
+
+#: every bundled KG (``configs/data/``; the WebQSP and CWQ evidence pools are bundled too)
+FALSEMERGE_DATA = ("pq2h", "pq3h", "pql2h", "pql3h", "webqsp_evidence", "cwq_evidence")
+#: the configurations ``falsemerge`` compares: the default's SCOS and the paper's
+FALSEMERGE_CONFIGS = (("default", "experiment=lokg"), ("paper", "experiment=paper"))
+
+
+@dataclass
+class FalseMergeCount:
+    """What one SCOS configuration merged on one planted graph (``falsemerge``)."""
+
+    merged: int  # unordered pairs of original relations put in one cluster
+    false: int  # of them, not a planted synonym pair
+    false_correlated: int  # of the false, a planted correlated pair
+    recovered: int  # planted synonym pairs merged
+    synonyms: int  # planted synonym pairs
+
+    @property
+    def recall(self) -> float:
+        return self.recovered / self.synonyms if self.synonyms else 1.0
+
+
+def count_false_merges(
+    result: SCOSResult, synonyms: set[tuple[int, int]], correlated: set[tuple[int, int]]
+) -> tuple[FalseMergeCount, list[tuple[int, int]]]:
+    """Count the merged pairs of ``result`` that are not planted synonyms (``falsemerge``).
+
+    Every pair of original relations in one cluster counts once: a cluster {r, r', c} where
+    (r, r') is a planted synonym and c is not counts (r, c) and (r', c) as two false merges.
+    Returns the counts and the false pairs (sorted).
+    """
+    found = merged_pairs(result)
+    false = sorted(found - synonyms)
+    return (
+        FalseMergeCount(
+            merged=len(found),
+            false=len(false),
+            false_correlated=len(set(false) & correlated),
+            recovered=len(found & synonyms),
+            synonyms=len(synonyms),
+        ),
+        false,
+    )
+
+
+def falsemerge_configs(variants: list[str]) -> list[tuple[str, dict]]:
+    """``[(label, scos keys)]``: the default's and the paper's SCOS as ``evaluate.py``
+    composes them (:data:`FALSEMERGE_CONFIGS`), then each ``--variant`` (compared, not
+    counted in the last line)."""
+    from omegaconf import OmegaConf
+
+    from lokg.config import compose_config
+
+    out = []
+    for label, experiment in FALSEMERGE_CONFIGS:
+        node = compose_config("evaluate", [experiment], ".").scos
+        keys = OmegaConf.to_container(node, resolve=True)
+        out.append((label, {k: v for k, v in keys.items() if not k.startswith("_")}))
+    for text in variants:
+        out.append((text, {**out[0][1], **_variant(text)}))
+    return out
+
+
+def plant_falsemerge(
+    kg: KnowledgeGraph, k_synonyms: int, k_correlated: int, min_triples: int, seed: int,
+    agreement: tuple[float, ...],
+):  # fmt: skip
+    """``kg`` with ``k_synonyms`` split synonyms (:func:`lokg.data.synthetic.plant_synonyms`)
+    and ``k_correlated`` correlated-but-distinct relations on other bases
+    (:func:`lokg.data.synthetic.plant_correlated`), each at most what the graph's eligible
+    relations allow (half each when there are too few).
+
+    Returns ``(graph, synonym pairs, correlated pairs, {correlated pair: agreement})``.
+    """
+    from lokg.data.synthetic import plant_correlated, plant_synonyms
+
+    eligible = int((kg.relation_counts >= min_triples).sum())
+    k_syn = min(k_synonyms, eligible // 2)
+    k_cor = min(k_correlated, eligible - k_syn)
+    pk = plant_synonyms(kg, k_syn, min_triples, seed=seed)
+    ck = plant_correlated(
+        pk.kg, k_cor, agreement, min_triples, seed=seed, exclude=pk.synonym_pairs.ravel()
+    )
+    share = {
+        (int(min(a, b)), int(max(a, b))): float(p)
+        for (a, b), p in zip(ck.pairs.tolist(), ck.agreement.tolist(), strict=True)
+    }
+    return ck.kg, pk.synonym_pair_set(), ck.pair_set(), share
+
+
+def falsemerge(args: argparse.Namespace) -> None:
+    """On every bundled KG and a synthetic one, with planted split synonyms and planted
+    correlated-but-distinct relations: how many non-synonym pairs each configuration merges,
+    and its recall on the synonyms (module doc)."""
+    from _data import compose, load_datamodule
+
+    if args.quick:
+        args.epochs = args.epochs or 25
+        args.synthetic_triples = min(args.synthetic_triples, 10_000)
+    configs = falsemerge_configs(args.variant)
+    graphs: list[tuple[str, KnowledgeGraph, str]] = []
+    seen: set[str] = set()
+    for data in args.data:
+        kg = load_datamodule(compose(data)).kg
+        if kg.fingerprint() in seen:  # two datasets over one KG: measured once
+            continue
+        seen.add(kg.fingerprint())
+        graphs.append((data, kg, data))
+    if args.synthetic_triples:
+        syn = make_synthetic_kg(
+            num_entities=max(1000, args.synthetic_triples // 3),
+            num_triples=args.synthetic_triples,
+            num_relations=args.synthetic_relations,
+            num_synonyms=0,
+            num_types=20,
+            seed=args.seed,
+        )
+        graphs.append((f"synthetic-{args.synthetic_triples}", syn.kg, "pq2h"))
+    totals = {label: FalseMergeCount(0, 0, 0, 0, 0) for label, _ in configs}
+    worst_recall = {label: 1.0 for label, _ in configs}
+    for name, kg, cfg_data in graphs:
+        planted_kg, synonyms, correlated, agreement = plant_falsemerge(
+            kg, args.k, args.correlated, args.min_triples, args.seed, tuple(args.agreement)
+        )
+        cfg = _train_config(cfg_data, args.overrides)
+        module, t_fit = _fit(planted_kg, cfg, args.seed, args.epochs)
+        print(
+            f"== {name}: {kg.num_triples} triples, |R0| {kg.num_relations} + {len(synonyms)} "
+            f"split synonyms + {len(correlated)} correlated (agreement "
+            f"{', '.join(f'{p:.0%}' for p in sorted(set(agreement.values())))}; seed "
+            f"{args.seed}); TransE {t_fit:.1f} s",
+            flush=True,
+        )
+        for label, keys in configs:
+            start = time.perf_counter()  # the configuration's keys alone, not cfg.scos's
+            result = compress(
+                planted_kg,
+                module.relation_embeddings(),
+                keys,
+                entity_embeddings=module.entity_embeddings(),
+            )
+            t_scos = time.perf_counter() - start
+            count, false = count_false_merges(result, synonyms, correlated)
+            t = totals[label]
+            t.merged += count.merged
+            t.false += count.false
+            t.false_correlated += count.false_correlated
+            t.recovered += count.recovered
+            t.synonyms += count.synonyms
+            worst_recall[label] = min(worst_recall[label], count.recall)
+            print(
+                f"   {label}: merged pairs {count.merged}, non-synonym {count.false} "
+                f"(correlated {count.false_correlated}, other "
+                f"{count.false - count.false_correlated}), synonyms recovered "
+                f"{count.recovered}/{count.synonyms} (recall {count.recall:.3f}); "
+                f"refused {len(result.refused_report)}; SCOS {t_scos:.2f} s"
+            )
+            for a, b in false[: args.show]:
+                what = f"correlated {agreement[(a, b)]:.0%}" if (a, b) in correlated else "other"
+                print(f"      false ({what}) " + _signals_line(planted_kg, a, b, module, result))
+        sys.stdout.flush()
+    for label, t in totals.items():
+        print(
+            f"total {label}: non-synonym merges {t.false} (correlated {t.false_correlated}), "
+            f"synonym recall {t.recall:.3f} ({t.recovered}/{t.synonyms}), worst graph "
+            f"{worst_recall[label]:.3f}"
+        )
+    print(f"falsemerge default={totals['default'].false} paper={totals['paper'].false}")
 
 
 @dataclass(frozen=True)
@@ -724,6 +915,35 @@ def main() -> None:
     w.add_argument("--seed", type=int, default=1, help="1: the validation plant")
     w.add_argument("--step", type=float, default=0.1, help="grid step of (w1, w2, w3)")
     w.add_argument("--top", type=int, default=8, help="weight triples printed per KB")
+    f = sub.add_parser("falsemerge")
+    f.add_argument("--data", nargs="*", type=_dataset, default=list(FALSEMERGE_DATA))
+    f.add_argument("--synthetic-triples", type=int, default=20_000, help="0: no synthetic graph")
+    f.add_argument("--synthetic-relations", type=int, default=100)
+    f.add_argument("--k", type=int, default=30, help="split synonyms planted per graph (at most)")
+    f.add_argument(
+        "--correlated", type=int, default=12, help="correlated pairs planted per graph (at most)"
+    )
+    f.add_argument(
+        "--agreement",
+        type=float,
+        nargs="+",
+        default=[0.3, 0.5, 0.7, 0.9],
+        help="shares of heads on which a correlated relation agrees, taken in turn",
+    )
+    f.add_argument("--min-triples", type=int, default=20)
+    f.add_argument("--seed", type=int, default=0, help="1 to choose settings, 0 to report")
+    f.add_argument("--epochs", type=int, default=None, help="TransE epochs (default: config's)")
+    f.add_argument(
+        "--quick", action="store_true", help="TransE 25 epochs, synthetic graph of 10k triples"
+    )
+    f.add_argument("--show", type=int, default=5, help="false merges printed per config")
+    f.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="also count the default's scos keys changed, e.g. max_contradiction=null",
+    )
+    f.add_argument("overrides", nargs="*", help="Hydra overrides for TransE's training config")
     e = sub.add_parser("end2end")
     e.add_argument("--data", nargs="*", type=_dataset, default=["pql2h"])
     e.add_argument("--k", type=int, default=30, help="planted synonyms per KB")
@@ -747,6 +967,8 @@ def main() -> None:
         timing(args)
     elif args.command == "planted":
         planted(args)
+    elif args.command == "falsemerge":
+        falsemerge(args)
     elif args.command == "end2end":
         end2end(args)
     elif args.command == "jaccard":

@@ -9,15 +9,21 @@ the GAT (trained on its questions) and, for TransE + SCOS, which depend on the g
 ``<artifacts>/kg/<kg fingerprint>/`` (:func:`kg_store`), so a second question file over the
 same KG reuses them.  (Entity-name embeddings are cached by text under ``cache_dir``, so they
 are shared too.)
+
+The graph retrieval runs on is SCOS's (or the KG as given with ``scos=off``) with the inverse
+edges ``data.source.inverse`` asks for added last (:func:`load_graph_artifacts`,
+:mod:`lokg.kg.inverse_edges`); the GAT is trained on that graph, the walk model on the KG's
+own part of it (:meth:`GraphArtifacts.own_edges`: it walks both directions by itself).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +31,12 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from lokg.kg.graph import KnowledgeGraph
+from lokg.kg.inverse_edges import (
+    add_inverse_edges,
+    extend_relation_embeddings,
+    relations_to_invert,
+)
+from lokg.typing import IdArray
 
 KINDS = ("scos", "gat", "qgat")
 #: the walk model's default settings (``model=qgat``), beside the package as the configs are
@@ -131,6 +143,66 @@ def resolve(root: Path, kind: str, explicit: str | None) -> Path | None:
     return latest(root, kind)
 
 
+def scos_settings(values: Any) -> dict | None:
+    """SCOS settings in one comparable form: :class:`lokg.scos.SCOSConfig`'s keys with the
+    code's defaults filled in (an absent guard is its default, the paper's), or ``None`` when
+    ``values`` are not settings this version reads."""
+    from lokg.scos import SCOSConfig
+
+    if isinstance(values, DictConfig):
+        values = OmegaConf.to_container(values, resolve=True)
+    values = dict(values or {})
+    values.pop("entity_types_used", None)  # recorded beside the settings, not one of them
+    try:
+        return SCOSConfig.from_mapping(values).to_dict()
+    except (TypeError, ValueError):
+        return None
+
+
+def recorded_scos_settings(directory: Path) -> dict | None:
+    """The SCOS settings a ``scos-*`` artifact was made with (its ``scos/scos.json``), in
+    :func:`scos_settings`' form; ``None`` when unreadable."""
+    path = Path(directory) / "scos" / "scos.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8")).get("config")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return scos_settings(config)
+
+
+def find_scos_artifact(cfg: DictConfig, datamodule) -> Path | None:
+    """The dataset's SCOS artifact made with ``cfg.scos``'s settings: the latest when it was
+    (or when its settings cannot be read), else the
+    newest such one among the graph's (:func:`kg_store`); ``None`` when the dataset has none.
+
+    Raises:
+        FileNotFoundError: the dataset has SCOS artifacts, none made with these settings (one
+            line naming the settings that differ and the command that makes one).
+    """
+    root = datamodule.artifact_dir
+    newest = latest(root, "scos")
+    wanted = scos_settings(cfg.scos)
+    if newest is None or wanted is None:
+        return newest
+    have = recorded_scos_settings(newest)
+    if have is None or have == wanted:
+        return newest
+    store = kg_store(datamodule.artifacts_root, datamodule.kg)
+    matching = [d for d in store.glob("scos-*") if recorded_scos_settings(d) == wanted]
+    if matching:
+        found = max(matching, key=lambda d: (d / "scos" / "scos.json").stat().st_mtime_ns)
+        log.info("SCOS artifacts with this run's scos settings: %s", found)
+        return found
+    differ = ", ".join(
+        f"{k} {have.get(k)!r} (this run: {v!r})" for k, v in wanted.items() if have.get(k) != v
+    )
+    raise FileNotFoundError(
+        f"no SCOS artifacts for {datamodule.name} were made with this run's scos settings (the "
+        f"latest, {newest.name}, has {differ}); run `python train.py experiment=train_transe` "
+        "with this run's data and scos overrides first, or give scos_dir="
+    )
+
+
 def scos_mode(cfg: DictConfig) -> str:
     """``off`` when no SCOS config is selected or ``scos=off``; else the configured mode."""
     scos = cfg.get("scos")
@@ -142,14 +214,18 @@ class GraphArtifacts:
     """What retrieval needs from the offline stages for one dataset.
 
     Attributes:
-        kg: the graph retrieval runs on (G* after SCOS, else the original).
+        kg: the graph retrieval runs on (G* after SCOS, else the original), with the added
+            inverse edges of ``data.source.inverse`` last.
         scos_dir: the SCOS artifact used (``None`` with ``scos=off``).
-        relation_embeddings: ``[R, d]`` TransE embeddings of ``kg``'s relations, when trained.
+        relation_embeddings: ``[R, d]`` TransE embeddings of ``kg``'s relations, when trained
+            (an added ``r (inverse)`` has ``-e_r``).
         gat_dir: the GAT artifact used, when one is loaded.
         edge_log_alpha: ``[T]`` log alpha of the trained GAT in ``kg``'s triple order.
         walk_dir: the trained walk model (``qgat-*/``) used by ``retriever=learned``.
         transe_dir: the SCOS artifact whose TransE e_r are used (its ``transe.json`` says how
             they were exported), with or without SCOS's merges.
+        inverse_relations: the relations of G* given an added inverse (empty: none); a
+            dataset with one subgraph per question adds them to each subgraph.
     """
 
     kg: KnowledgeGraph
@@ -159,6 +235,23 @@ class GraphArtifacts:
     edge_log_alpha: np.ndarray | None = None
     walk_dir: Path | None = None
     transe_dir: Path | None = None
+    inverse_relations: IdArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def own_edges(self) -> GraphArtifacts:
+        """These artifacts on the KG's own part of ``kg`` (no added inverse edges; every id
+        unchanged): what the walk model trains and walks on, since it takes every triple in
+        both directions by itself (``model.both_directions``)."""
+        if not self.kg.has_added_inverses:
+            return self
+        own = self.kg.own_part()
+        emb = self.relation_embeddings
+        return dataclasses.replace(
+            self,
+            kg=own,
+            relation_embeddings=None if emb is None else emb[: own.num_relations],
+            edge_log_alpha=None,
+            inverse_relations=np.zeros(0, dtype=np.int64),
+        )
 
 
 def unmerged_transe_relations(
@@ -187,15 +280,21 @@ def load_graph_artifacts(
     """The graph after SCOS and, when ``need_gat``, the trained GAT's attention.
 
     With ``scos=off`` the original graph is used, with TransE's unmerged e_r when the dataset
-    has them (:func:`unmerged_transe_relations`). Otherwise the given or latest SCOS artifact
-    of the dataset is required (a one-line error says to run ``train.py model=transe``).
+    has them (:func:`unmerged_transe_relations`). Otherwise the given SCOS artifact, or the
+    dataset's made with ``cfg.scos``'s settings (:func:`find_scos_artifact`), is required (a
+    one-line error says to run ``train.py experiment=train_transe``).
+    Then the inverse edges of ``data.source.inverse`` are added (decided on this graph,
+    :func:`lokg.kg.inverse_edges.relations_to_invert`); the GAT must have been trained on the
+    result (its fingerprint is checked), the walk model on its own part.
     """
     from lokg.scos import SCOSResult
 
     root = datamodule.artifact_dir
     art = GraphArtifacts(kg=datamodule.kg)
     if scos_mode(cfg) != "off":
-        art.scos_dir = resolve(root, "scos", scos_dir)
+        art.scos_dir = (
+            resolve(root, "scos", scos_dir) if scos_dir else find_scos_artifact(cfg, datamodule)
+        )
         if art.scos_dir is None:
             raise FileNotFoundError(
                 f"no SCOS artifacts for {datamodule.name} under {root}; run `python train.py "
@@ -208,6 +307,18 @@ def load_graph_artifacts(
         art.relation_embeddings = unmerged_transe_relations(root, art.kg, scos_dir)
         if art.relation_embeddings is not None:
             art.transe_dir = resolve(root, "scos", scos_dir)
+    mode = getattr(datamodule, "inverse", "never")
+    art.inverse_relations = relations_to_invert(art.kg, mode)
+    if len(art.inverse_relations):
+        plain = art.kg
+        art.kg = add_inverse_edges(plain, art.inverse_relations)
+        if art.relation_embeddings is not None:
+            art.relation_embeddings = extend_relation_embeddings(art.relation_embeddings, art.kg)
+        log.info(
+            "data.source.inverse=%s: `r (inverse)` added for %d of %d relations (+%d triples)",
+            mode, len(art.inverse_relations), plain.num_relations,
+            art.kg.num_triples - plain.num_triples,
+        )  # fmt: skip
     if need_gat:
         art.gat_dir = resolve(root, "gat", gat_dir)
         if art.gat_dir is None:
@@ -225,10 +336,11 @@ def load_graph_artifacts(
             )
         art.edge_log_alpha = np.load(art.gat_dir / "edge_log_alpha.npy")
     if need_walk:
+        walked = art.kg.own_part()  # the walk model's graph (GraphArtifacts.own_edges)
         art.walk_dir = (
             resolve(root, "qgat", walk_dir)
             if walk_dir
-            else default_walk_model(root, art.kg.fingerprint())
+            else default_walk_model(root, walked.fingerprint())
         )
         if art.walk_dir is None:
             raise FileNotFoundError(
@@ -237,10 +349,10 @@ def load_graph_artifacts(
                 "retriever.model_dir=<a qgat-* directory>"
             )
         meta = json.loads((art.walk_dir / "qgat.json").read_text(encoding="utf-8"))
-        if walk_dir is None and meta["kg_fingerprint"] != art.kg.fingerprint():
+        if walk_dir is None and meta["kg_fingerprint"] != walked.fingerprint():
             raise ValueError(
                 f"{art.walk_dir}: the walk model was trained on another graph (kg fingerprint "
-                f"{meta['kg_fingerprint']}, this one {art.kg.fingerprint()}); retrain "
+                f"{meta['kg_fingerprint']}, this one {walked.fingerprint()}); retrain "
                 "experiment=train_qgat with the same scos setting"
             )
         log.info("walk model: %s", art.walk_dir)

@@ -98,6 +98,7 @@ class TrainConfig(_JobConfig):
     train: bool = True
     test: bool = True
     ckpt_path: str | None = None
+    scos_warn_contradiction: float = 0.05
 
 
 @dataclass

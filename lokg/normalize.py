@@ -49,6 +49,17 @@ def normalize_answer(text: str) -> str:
     return " ".join(words)
 
 
+def spelling_key(text: str) -> str:
+    """The key under which two spellings of one entity are equal: NFKC, case-folded,
+    underscores as spaces, whitespace runs collapsed, ends stripped (``"Keanu_Reeves "`` and
+    ``"keanu reeves"`` -> ``"keanu reeves"``). Weaker than :func:`normalize_answer`: articles
+    and punctuation stay (``The Who`` is not ``Who``), so only what differs in case,
+    underscores or whitespace shares a key (candidate answers, lokg/retrieval.py).
+    """
+    text = unicodedata.normalize("NFKC", text).casefold().replace("_", " ")
+    return " ".join(text.split())
+
+
 def normalize_set(answers: Iterable[str]) -> list[str]:
     """Normal forms of ``answers``, first occurrence kept, order preserved, empties dropped."""
     seen: dict[str, None] = {}

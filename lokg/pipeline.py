@@ -190,7 +190,8 @@ class LOKG:
         Loads the SCOS graph (unless ``scos=off``) and the GAT attention (when
         ``retriever.attention=gat``) from the dataset's artifacts. Datasets with one subgraph
         per question get a :class:`~lokg.retrieval.PerQuestionRetriever`: SCOS's φ relabels
-        each subgraph, and a GAT trained on the union does not apply (one-line error).
+        each subgraph, the inverse edges chosen on the union (``data.source.inverse``) are
+        added to it, and a GAT trained on the union does not apply (one-line error).
         """
         import hydra
 
@@ -235,13 +236,15 @@ class LOKG:
         if need_walk:
             walk = {"model_dir": art.walk_dir, "relation_embeddings": art.relation_embeddings}
         if per_question:
+            from lokg.kg.inverse_edges import add_inverse_edges
             from lokg.scos import SCOSResult
 
             scos = None if art.scos_dir is None else SCOSResult.load(art.scos_dir / "scos")
 
             def graph_of(q: Question):
                 kg = datamodule.question_graph(q.id)
-                return kg if scos is None else scos.apply(kg)
+                kg = kg if scos is None else scos.apply(kg)
+                return add_inverse_edges(kg, art.inverse_relations)
 
             def build(kg):
                 return make_retriever(

@@ -10,6 +10,17 @@ path cache, a model) and persists it itself (:meth:`Retriever.load_cache`,
 
     result = retriever.retrieve(question)
     context = encoder.encode(result.kg, result.triple_ids, budget=B, ...)
+
+Two invariants hold for every retriever, because the result enforces them when built:
+
+- the candidate triples are facts as the KG states them: on a graph with added inverse edges
+  (``data.source.inverse``) a path may walk ``(t, r (inverse), h)``, and its candidate triple
+  is the KG's own ``(h, r, t)`` (:meth:`~lokg.kg.graph.KnowledgeGraph.stated`), so the
+  encoder renders it as ITTC renders every fact, in its true direction, and a fact reached
+  both ways is listed once;
+- the candidate answers are entities, not spellings: answers whose labels differ only in
+  case, underscores or whitespace (``Keanu Reeves``, ``keanu_reeves``) are one candidate
+  (:func:`merge_spellings`), and ``merged_answers`` counts the merges.
 """
 
 from __future__ import annotations
@@ -17,10 +28,11 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lokg.kg.graph import KnowledgeGraph
+from lokg.normalize import spelling_key
 from lokg.typing import EntityId, Question, RelationId, TripleId
 
 __all__ = [
@@ -30,6 +42,7 @@ __all__ = [
     "RetrievedPath",
     "Retriever",
     "TopicEntity",
+    "merge_spellings",
     "resolve_topics",
     "triples_of_paths",
 ]
@@ -81,6 +94,35 @@ class RankedAnswer:
     path: RetrievedPath | None = None
 
 
+def merge_spellings(answers: Sequence[RankedAnswer]) -> tuple[list[RankedAnswer], int]:
+    """``answers`` (best first) with those of one spelling merged, and how many were merged.
+
+    Two answers are one candidate when their labels have the same
+    :func:`~lokg.normalize.spelling_key` (they differ only in case, underscores or
+    whitespace: ``Keanu Reeves``, ``keanu_reeves``, ``keanu  reeves``). Every answer is an
+    entity of the KG, so the spelling kept is always one of the KG's own: that of the
+    best-ranked member (the first in ``answers``; retrievers that sort by score break ties by
+    the smallest entity id), with its entity and path. The merged score is the members'
+    maximum (the first one's own in a list sorted by score): scores are not probabilities for
+    every retriever (S_final adds a cosine to a log-score), and an entity spelled twice must
+    not outrank one spelled once. The kept candidate stays at its first member's rank.
+    """
+    out: list[RankedAnswer] = []
+    at: dict[str, int] = {}
+    merged = 0
+    for a in answers:
+        key = spelling_key(a.label)
+        i = at.get(key)
+        if i is None:
+            at[key] = len(out)
+            out.append(a)
+            continue
+        merged += 1
+        if a.score > out[i].score:
+            out[i] = replace(out[i], score=a.score)
+    return out, merged
+
+
 @dataclass(frozen=True)
 class TopicEntity:
     """A topic entity of the question as given (``label``) and its id in the graph."""
@@ -95,8 +137,10 @@ class RetrievalResult:
 
     Attributes:
         kg: the graph every id below refers to (SCOS's G*, or the question's own subgraph).
-        triple_ids: candidate triples for the encoder, ranked best first, distinct.
-        answers: candidate answers, best first (empty for retrievers that rank none, e.g. BFS).
+        triple_ids: candidate triples for the encoder, ranked best first, distinct, as the KG
+            states them (an added inverse edge is replaced by the triple it reverses).
+        answers: candidate answers, best first (empty for retrievers that rank none, e.g. BFS),
+            one per spelling (:func:`merge_spellings`).
         paths: the supporting paths, best first (the top K_top for TAIMR).
         topics: the question's topic entities found in ``kg``, in the question's order.
         unknown_topics: topic labels of the question that ``kg`` does not contain.
@@ -107,6 +151,9 @@ class RetrievalResult:
         accounting: the LLM calls the retriever itself made for this question (ToG's
             pruning and reasoning prompts, GraphRAG's community reports):
             ``lokg.llm.CallLedger.as_dict()`` keys; the pipeline adds them to the reader's.
+        merged_answers: candidate answers merged into another of the same spelling (the
+            count given plus those merged when this result was built; recorded per question
+            as ``merged_candidates``).
     """
 
     kg: KnowledgeGraph
@@ -118,11 +165,18 @@ class RetrievalResult:
     extra: dict = field(default_factory=dict)
     passages: tuple[str, ...] = ()
     accounting: dict = field(default_factory=dict)
+    merged_answers: int = 0
 
     def __post_init__(self) -> None:
         # accept lists from callers; store tuples so a result is immutable
         for name in ("triple_ids", "answers", "paths", "topics", "unknown_topics", "passages"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        if self.kg.has_added_inverses:
+            object.__setattr__(self, "triple_ids", tuple(self.kg.stated(self.triple_ids)))
+        answers, merged = merge_spellings(self.answers)
+        if merged:
+            object.__setattr__(self, "answers", tuple(answers))
+            object.__setattr__(self, "merged_answers", self.merged_answers + merged)
 
     @property
     def top_answer(self) -> str | None:

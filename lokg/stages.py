@@ -156,14 +156,70 @@ def scos_stage_dir(cfg: DictConfig, datamodule, seed: int) -> Path:
     return stage_dir(kg_store(datamodule.artifacts_root, datamodule.kg), "scos", key)
 
 
+#: ``scos_warn_contradiction`` when a config has none (configs/train.yaml sets it)
+DEFAULT_WARN_CONTRADICTION = 0.05
+
+
+def warn_threshold(cfg: DictConfig) -> float:
+    """``scos_warn_contradiction``, checked: a number in [0, 1]."""
+    value = cfg.get("scos_warn_contradiction", DEFAULT_WARN_CONTRADICTION)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError(f"scos_warn_contradiction={value!r}; expected a number in [0, 1]")
+    return float(value)
+
+
+def warn_contradicted_merges(merges: list, inverse: list, threshold: float) -> int:
+    """One WARNING per SCOS merge whose contradiction rate (:mod:`lokg.scos.contradiction`)
+    exceeds ``threshold``, whatever the SCOS settings (the paper's merge what the graph
+    contradicts; ours refuse it above ``scos.max_contradiction``). ``merges``:
+    :class:`lokg.scos.merge.MergeRecord`; ``inverse``: :class:`lokg.scos.inverse.InverseRecord`.
+    Returns how many were logged."""
+    pairs = [(", ".join(m.left), ", ".join(m.right), m) for m in merges]
+    pairs += [(m.kept, f"{m.flipped} (inverse)", m) for m in inverse]
+    logged = 0
+    for left, right, m in pairs:
+        if m.contradiction <= threshold:
+            continue
+        example = ""
+        if m.examples:
+            ex = m.examples[0]
+            example = (
+                f"; e.g. {ex['head']}: {left} -> {', '.join(ex['left'])} | {right} -> "
+                f"{', '.join(ex['right'])}"
+            )
+        log.warning(
+            "SCOS merged {%s} + {%s} although %d of their %d shared heads hold different tails "
+            "(contradiction %.2f > scos_warn_contradiction=%s)%s; see the merge report",
+            left, right, m.differing_heads, m.shared_heads, m.contradiction, threshold, example,
+        )  # fmt: skip
+        logged += 1
+    return logged
+
+
+def _warn_from_artifact(directory: Path, threshold: float) -> None:
+    """:func:`warn_contradicted_merges` over a saved SCOS result's ``scos.json``."""
+    from lokg.scos.inverse import InverseRecord
+    from lokg.scos.merge import MergeRecord
+
+    meta = json.loads((directory / "scos" / "scos.json").read_text(encoding="utf-8"))
+    warn_contradicted_merges(
+        [MergeRecord(**m) for m in meta.get("merges", [])],
+        [InverseRecord(**m) for m in meta.get("inverse_merges", [])],
+        threshold,
+    )
+
+
 def reuse_scos_stage(cfg: DictConfig, datamodule, seed: int) -> Path | None:
     """The finished TransE + SCOS artifact of this graph and config, marked as the dataset's
-    latest, or ``None`` when there is none yet (then train)."""
+    latest, or ``None`` when there is none yet (then train). Its contradicted merges are
+    warned about again (:func:`warn_contradicted_merges`)."""
+    threshold = warn_threshold(cfg)
     out = scos_stage_dir(cfg, datamodule, seed)
     if not (out / "scos" / "scos.json").is_file():
         return None
     mark_latest(datamodule.artifact_dir, "scos", out)
     log.info("SCOS artifacts reused: %s", out)
+    _warn_from_artifact(out, threshold)
     return out
 
 
@@ -176,10 +232,13 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
     TransE relation embeddings before (``relation_embeddings.npy``, [R0, d]) and after merging
     (``relation_embeddings_merged.npy``, [R*, d]), the exported TransE checkpoint
     (``transe.ckpt``), which epoch it is (``transe.json``) and the config that produced
-    them; it becomes the latest ``scos`` artifact of the dataset.
+    them; it becomes the latest ``scos`` artifact of the dataset. Each merge whose
+    contradiction rate exceeds ``scos_warn_contradiction`` is logged as a WARNING
+    (:func:`warn_contradicted_merges`), whatever ``scos=``.
     """
     from lokg.scos import compress
 
+    threshold = warn_threshold(cfg)
     exported = restore_best_checkpoint(model, trainer)
     print(exported.describe("TransE"), flush=True)
     embeddings = model.relation_embeddings()
@@ -190,6 +249,7 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
         entity_embeddings=model.entity_embeddings(),
     )
     print(result.format_report().splitlines()[0], flush=True)
+    warn_contradicted_merges(result.report, result.inverse_report, threshold)
     out = scos_stage_dir(cfg, datamodule, seed)
     with atomic_directory(out) as tmp:
         result.save(tmp / "scos")

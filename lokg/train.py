@@ -95,6 +95,7 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
 
     for group in ("data", "model", "embedder"):
         check_target_keys(cfg.get(group), group)
+    stages.warn_threshold(cfg)  # a bad scos_warn_contradiction fails before any training
     datamodule = hydra.utils.instantiate(cfg.data)
     datamodule.prepare_data()
     datamodule.setup("fit")
@@ -119,9 +120,10 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         feats = stages.attach_gat_graph(model, gat_art, embedder)
         stage = "gat"
     elif is_class and issubclass(build.func, PathGATModule):
-        # the walk model: SCOS's graph, encoder features, TransE's merged e_r
+        # the walk model: SCOS's graph as given (it walks both directions by itself, so no
+        # added inverse edge), encoder features, TransE's merged e_r
         embedder = _embedder(cfg)
-        walk_art, _ = stages.prepare_gat(cfg, datamodule, embedder)
+        walk_art = stages.prepare_gat(cfg, datamodule, embedder)[0].own_edges()
         model = build(num_relations=walk_art.kg.num_relations)
         stages.attach_walk_graph(model, walk_art, embedder)
         stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)

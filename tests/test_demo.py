@@ -12,12 +12,16 @@ from lokg.eval.tables import RunSummary, write_run_summary
 def test_the_demo_trains_then_evaluates_paper_ours_and_ours_with_the_llm_on_a_sample():
     steps = demo_steps("llm=local llm.client.n_threads=1", limit=40)
     scripts = [s.argv[0] for s in steps]
-    assert scripts == ["train.py"] * 4 + ["evaluate.py"] * 3
-    assert [s.argv[1] for s in steps[:4]] == [
-        "experiment=stats", "experiment=train_transe", "experiment=train_gat",
-        "experiment=train_qgat",
+    assert scripts == ["train.py"] * 5 + ["evaluate.py"] * 3
+    assert [s.argv[1] for s in steps[:5]] == [
+        "experiment=stats", "experiment=train_transe", "experiment=train_transe",
+        "experiment=train_gat", "experiment=train_qgat",
     ]  # fmt: skip
-    paper, ours, llm = steps[4:]
+    # ours trains with the default (guarded) SCOS; the paper's SCOS artifact and the GAT on
+    # its graph are what experiment=paper reads
+    assert "scos=default" not in steps[1].argv and "scos=default" in steps[2].argv
+    assert "scos=default" in steps[3].argv and "scos=default" not in steps[4].argv
+    paper, ours, llm = steps[5:]
     assert "experiment=paper" in paper.argv and "llm=extractive" in paper.argv
     assert ours.argv == ("evaluate.py", "llm=extractive")
     assert llm.argv == ("evaluate.py", "llm=local", "llm.client.n_threads=1", "limit=40")
@@ -28,7 +32,7 @@ def test_the_demo_trains_then_evaluates_paper_ours_and_ours_with_the_llm_on_a_sa
 
 def test_summary_of_reads_the_results_line_and_the_limit():
     out = "configuration ...\n  hits@1 1.0\nresults: /r/logs/evaluate/results/pq2h/abc\n"
-    _, ours, llm = demo_steps(limit=40)[4:]
+    _, ours, llm = demo_steps(limit=40)[5:]
     assert summary_of(ours, out) == Path("/r/logs/evaluate/results/pq2h/abc/summary.json")
     assert summary_of(llm, out) == Path("/r/logs/evaluate/results/pq2h/abc/summary-limit40.json")
     assert summary_of(ours, "no results line") is None

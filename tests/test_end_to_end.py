@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lokg.artifacts import latest
+from lokg.artifacts import latest, recorded_scos_settings
 from lokg.config import compose_config
 from lokg.evaluate import run as evaluate
 from lokg.scos import SCOSResult
@@ -24,10 +24,14 @@ FAST_TRAIN = ["trainer.enable_progress_bar=false", "logger=csv", "debug=limit"]
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """A project root with the offline artifacts of PQ-2H (tiny training runs)."""
+    """A project root with the offline artifacts of PQ-2H (tiny training runs): TransE + SCOS
+    with the paper's SCOS (what experiment=paper reads) and with ours (the default, trained
+    last: the dataset's latest), the paper's GAT on the paper's SCOS graph, the walk model."""
     root = tmp_path_factory.mktemp("lokg")
+    paper = ["scos=default"]
+    train(compose_config("train", ["experiment=train_transe", *paper, *FAST_TRAIN], root))
     transe = train(compose_config("train", ["experiment=train_transe", *FAST_TRAIN], root))
-    gat = train(compose_config("train", ["experiment=train_gat", *FAST_TRAIN], root))
+    gat = train(compose_config("train", ["experiment=train_gat", *paper, *FAST_TRAIN], root))
     train(compose_config("train", ["experiment=train_qgat", *FAST_TRAIN], root))  # the default
     return root, transe, gat
 
@@ -52,6 +56,11 @@ def test_offline_stages_write_versioned_artifacts(trained):
     assert scos_dir.parent.name == transe["datamodule"].kg.fingerprint()
     assert latest(transe["datamodule"].artifact_dir, "scos") == scos_dir
     assert (gat_dir.parent / "gat.latest").read_text().strip() == gat_dir.name
+    # the paper's GAT read the paper's SCOS artifact, found by its settings (not the latest)
+    paper_dir = Path(json.loads((gat_dir / "gat.json").read_text())["scos_dir"])
+    assert paper_dir != scos_dir and paper_dir.parent == scos_dir.parent
+    assert recorded_scos_settings(paper_dir)["max_contradiction"] is None
+    assert recorded_scos_settings(scos_dir)["max_contradiction"] == 0.05
 
 
 def test_retriever_only_evaluation_never_exceeds_the_budget(trained):
@@ -102,10 +111,11 @@ def test_each_ablation_runs_in_each_configuration(trained, experiment, ablation)
     expected = "paper+overrides" if experiment == "paper" else experiment
     assert summary["configuration"] == expected and summary["split"] == "test"
     assert summary["metrics"]["n"] == 3
-    if experiment == "paper" and ablation == "none":  # the encoder and the short TransE only
+    if experiment == "paper" and ablation == "none":
+        # the added inverse edges, the encoder and the short TransE only
         keys = [d.split(":")[0] for d in summary["departures"]]
-        assert keys[0] == "embedder.model_id" and "transe.epochs" in keys
-        assert set(keys[1:]) <= {"transe.epochs", "transe.export"}
+        assert keys[:2] == ["data.source.inverse", "embedder.model_id"]
+        assert "transe.epochs" in keys and set(keys[2:]) <= {"transe.epochs", "transe.export"}
 
 
 def test_without_scos_the_walk_still_reads_transe_unmerged_relations(trained):
@@ -122,9 +132,13 @@ def test_without_scos_the_walk_still_reads_transe_unmerged_relations(trained):
     dm.prepare_data()
     dm.setup("test")
     art = load_graph_artifacts(cfg, dm, need_gat=False)
-    assert art.scos_dir is None and art.kg.num_relations == dm.kg.num_relations
+    walk = art.own_edges()  # the walk's graph: R0, without the added inverse edges
+    assert art.scos_dir is None and walk.kg.num_relations == dm.kg.num_relations
     expected = np.load(transe["scos_dir"] / "relation_embeddings.npy")
-    np.testing.assert_array_equal(art.relation_embeddings, expected)
+    np.testing.assert_array_equal(walk.relation_embeddings, expected)
+    # the added `r (inverse)` read TransE backwards: -e_r
+    source = art.kg.inverse_of[dm.kg.num_relations :]
+    np.testing.assert_array_equal(art.relation_embeddings[dm.kg.num_relations :], -expected[source])
 
 
 def test_wandb_offline_logging_with_per_question_table(trained, monkeypatch):

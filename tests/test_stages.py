@@ -133,6 +133,53 @@ def test_scos_stage_exports_the_best_transe_epoch(
     assert f"exporting the {selected}" in capsys.readouterr().out
 
 
+# tests/scos/test_contradiction.py's films: directed_by and written_by share f1-f3, agree on
+# f1 only (and on dan at f3): contradiction 2/3
+FILMS = [
+    ("f1", "directed_by", "ann"), ("f1", "written_by", "ann"), ("f2", "directed_by", "bob"),
+    ("f2", "written_by", "carl"), ("f3", "directed_by", "dan"), ("f3", "written_by", "dan"),
+    ("f3", "written_by", "eve"), ("f4", "directed_by", "fay"), ("f5", "written_by", "gus"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("scos", "warned"), [("default", 1), ("lokg", 0)])
+def test_scos_stage_warns_once_per_contradicted_merge(
+    make_cfg, tmp_path, monkeypatch, caplog, scos, warned
+):
+    """The SCOS stage logs a WARNING per merge above ``scos_warn_contradiction``, whatever
+    ``scos=``: the paper's merges directed_by + written_by (warned), ours refuses it (nothing
+    merged, nothing to warn about). TransE's vectors are replaced by one direction (cos 1) and
+    types by none, as in the hand-checked test, so Eq. (3) admits the pair."""
+    import logging
+
+    import lokg.scos
+
+    real = lokg.scos.compress
+
+    def parallel(kg, embeddings, cfg, entity_embeddings=None):
+        cfg = {**cfg, "entity_types": "none", "min_support": 1}
+        return real(kg, np.ones_like(embeddings), cfg)
+
+    monkeypatch.setattr(lokg.scos, "compress", parallel)
+    kg = KnowledgeGraph.from_labeled_triples(FILMS)
+    model = _transe(kg)
+    trainer, _ = _fit(model, tmp_path, (DataLoader(kg.triples, batch_size=4),), None)
+    dm = SimpleNamespace(
+        kg=kg, artifact_dir=tmp_path / "artifacts" / "data" / "films",
+        artifacts_root=tmp_path / "artifacts", triple_val_fraction=0.05, split_seed=0,
+    )  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="lokg.stages"):
+        run_scos_stage(make_cfg("train", [f"scos={scos}"]), dm, model, trainer, seed=0)
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    lines = [line for line in lines if line.startswith("SCOS merged")]
+    assert len(lines) == warned
+    if warned:
+        assert "{directed_by} + {written_by}" in lines[0]
+        assert "contradiction 0.67 > scos_warn_contradiction=0.05" in lines[0]
+    with pytest.raises(ValueError, match=r"^scos_warn_contradiction=1.5; expected a number"):
+        run_scos_stage(make_cfg("train", ["scos_warn_contradiction=1.5"]), dm, model, trainer, 0)
+
+
 def test_gat_stage_exports_the_attention_of_the_best_epoch(make_cfg, tmp_path, capsys):
     # a -r-> b -s-> d ; a -s-> c -r-> d ; a -t-> e ; d -t-> f
     kg = KnowledgeGraph.from_labeled_triples(

@@ -257,8 +257,10 @@ class ToGRetriever(Retriever):
     # ------------------------------------------------------------ steps
     def relations_of(self, entry: BeamEntry) -> dict[str, list[int]]:
         """Relation name -> the triple ids it labels at ``entry.entity`` (out-edges first, as
-        ToG prefers the head direction), leading to entities not yet on the path."""
-        kg, out = self.kg, {}
+        ToG prefers the head direction), leading to entities not yet on the path. Both
+        directions of the KG's own triples (``own_part``, same ids): an added inverse edge
+        (``data.source.inverse``) would list a fact twice."""
+        kg, out = self.kg.own_part(), {}
         on_path = set(entry.nodes)
         for ids, end in ((kg.out_triples(entry.entity), 2), (kg.in_triples(entry.entity), 0)):
             for t in ids.tolist():

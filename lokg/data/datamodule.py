@@ -1,9 +1,12 @@
 """The LightningDataModule every training and evaluation job uses.
 
 ``prepare_data`` reads the source once and writes prepared artifacts into
-``<artifacts_dir>/data/<name>-<fingerprint>/`` (the fingerprint hashes the source files and
-the split settings, so a changed file or seed prepares anew and an unchanged one is reused);
-``setup`` only loads them.  The directory holds:
+``<artifacts_dir>/data/<name>-<fingerprint>/`` (the fingerprint hashes the source files, the
+source's settings, ``data.source.inverse`` included, and the split settings, so a changed file
+or seed prepares anew and an unchanged one is reused); ``setup`` only loads them.  The KG is
+stored as given: the inverse edges ``data.source.inverse`` asks for are added to the graph
+retrieval runs on (:func:`lokg.artifacts.load_graph_artifacts`, after SCOS), and the artifacts
+trained on it live under this directory.  The directory holds:
 
 - ``kg/`` — the :class:`~lokg.kg.KnowledgeGraph` (memory-mappable ``.npy`` arrays),
 - ``questions_{train,val,test}.jsonl`` and ``split.json`` (split settings and ids),
@@ -122,6 +125,12 @@ class KGQADataModule(pl.LightningDataModule):
             blob = json.dumps(settings, sort_keys=True).encode()
             self._fingerprint = hashlib.sha256(blob).hexdigest()[:12]
         return self._fingerprint
+
+    @property
+    def inverse(self) -> str:
+        """``data.source.inverse``: which ``r (inverse)`` edges retrieval adds
+        (:mod:`lokg.kg.inverse_edges`)."""
+        return self.source.inverse
 
     @property
     def artifact_dir(self) -> Path:

@@ -13,6 +13,13 @@ A source reads raw files and returns a :class:`RawDataset`; the
   evidence pools bundled in ``lokg/resources/data/evidence``.  **Not the paper's setting**
   (no Freebase subgraphs); its name always carries the ``_evidence`` suffix.
 - :class:`CustomSource` — bring your own KG file and questions JSONL.
+
+Every source takes ``inverse`` (``data.source.inverse``: ``auto`` | ``always`` | ``never``,
+:mod:`lokg.kg.inverse_edges`): whether retrieval runs on the KG with ``r (inverse)`` edges
+added. The source reads the KG as given; the edges are added after SCOS
+(:func:`lokg.artifacts.load_graph_artifacts`), and the setting enters the prepared data's
+fingerprint (:meth:`DatasetSource.config`) so that the artifacts of an augmented graph are
+never those of the plain one.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from pathlib import Path
 from lokg.data.splits import SPLITS
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
+from lokg.kg.inverse_edges import check_inverse_mode
 from lokg.kg.io import (
     HEADER_MODES,
     TRIPLE_FORMATS,
@@ -97,13 +105,20 @@ class DatasetSource(ABC):
     name: str = "dataset"
     #: whether results on this dataset may be reported as the paper's setting
     paper_setting: bool = True
+    #: ``data.source.inverse``: added inverse edges (:mod:`lokg.kg.inverse_edges`)
+    inverse: str = "auto"
 
     @abstractmethod
     def files(self) -> list[Path]:
         """The files the dataset is read from (hashed into the fingerprint)."""
 
     def config(self) -> dict:
-        return {"class": type(self).__name__, "name": self.name}
+        """What identifies the dataset besides its files. ``inverse`` enters it unless
+        ``never`` (so a run on the KG as given keeps the key it had before the option)."""
+        out = {"class": type(self).__name__, "name": self.name}
+        if self.inverse != "never":
+            out["inverse"] = self.inverse
+        return out
 
     def fingerprint(self) -> str:
         """Hash of the source's configuration and the bytes of its files."""
@@ -134,9 +149,17 @@ class PathQuestionSource(DatasetSource):
         variant: one of ``PQ-2H``, ``PQ-3H``, ``PQL-2H``, ``PQL-3H``, ``PQL-3H_more``.
         name: dataset name used in artifacts and reports (default: variant lower-cased).
         root: directory holding the files (default: the bundled copy).
+        inverse: ``auto`` | ``always`` | ``never`` (module docstring).
     """
 
-    def __init__(self, variant: str, name: str | None = None, root: str | None = None):
+    def __init__(
+        self,
+        variant: str,
+        name: str | None = None,
+        root: str | None = None,
+        inverse: str = "auto",
+    ):
+        self.inverse = check_inverse_mode(inverse)
         if variant not in PATHQUESTION_VARIANTS:
             raise InputError(
                 f"data.source.variant={variant!r}; expected one of {list(PATHQUESTION_VARIANTS)}"
@@ -265,9 +288,18 @@ class RoGSource(DatasetSource):
             ``test``; missing splits are empty).
         hf_name: HF hub dataset (e.g. ``rmanluo/RoG-webqsp``), used when ``files`` is empty;
             needs network access the first time.
+        inverse: ``auto`` | ``always`` | ``never`` (module docstring); decided on the union
+            of the subgraphs and applied to each.
     """
 
-    def __init__(self, name: str, files: dict[str, str] | None = None, hf_name: str | None = None):
+    def __init__(
+        self,
+        name: str,
+        files: dict[str, str] | None = None,
+        hf_name: str | None = None,
+        inverse: str = "auto",
+    ):
+        self.inverse = check_inverse_mode(inverse)
         self.name = name
         self.split_files = {k: v for k, v in (files or {}).items()}
         unknown = set(self.split_files) - set(ROG_SPLITS)
@@ -356,11 +388,11 @@ class EvidenceSource(RoGSource):
     paper_setting = False
     CHOICES = ("webqsp", "cwq")
 
-    def __init__(self, which: str):
+    def __init__(self, which: str, inverse: str = "auto"):
         if which not in self.CHOICES:
             raise InputError(f"data.source.which={which!r}; expected one of {list(self.CHOICES)}")
         path = resource_path("data", "evidence", f"{which}_evidence.jsonl.gz")
-        super().__init__(name=f"{which}_evidence", files={"test": str(path)})
+        super().__init__(name=f"{which}_evidence", files={"test": str(path)}, inverse=inverse)
 
 
 # --------------------------------------------------------------------------- custom
@@ -403,6 +435,7 @@ class CustomSource(DatasetSource):
         kg_format: ``auto``/``tsv``/``csv``/``nt``; ``kg_header``: ``auto``/``present``/``none``.
         kg_comment_prefix: TSV/CSV lines starting with it are comments; ``None`` (default):
             every non-blank row is a triple, ``#`` included (N-Triples keeps its ``#`` comments).
+        inverse: ``auto`` | ``always`` | ``never`` (module docstring).
 
     Paths are checked when the files are first needed (:meth:`files`), with messages naming
     the config key (``data.source.kg_path is empty``, ``<path>: is a directory, ...``).
@@ -417,7 +450,9 @@ class CustomSource(DatasetSource):
         kg_format: str = "auto",
         kg_header: str = "auto",
         kg_comment_prefix: str | None = None,
+        inverse: str = "auto",
     ):
+        self.inverse = check_inverse_mode(inverse)
         if (questions_path is None) == (not split_paths):
             raise InputError(
                 "data.source: give exactly one of questions_path or split_paths "

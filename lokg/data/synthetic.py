@@ -25,7 +25,15 @@ import numpy as np
 
 from lokg.kg.graph import EntityAttributes, KnowledgeGraph, Vocabulary
 
-__all__ = ["PlantedKG", "SyntheticKG", "make_synthetic_kg", "plant_synonyms", "synonym_label"]
+__all__ = [
+    "CorrelatedKG",
+    "PlantedKG",
+    "SyntheticKG",
+    "make_synthetic_kg",
+    "plant_correlated",
+    "plant_synonyms",
+    "synonym_label",
+]
 
 _MAX_ROUNDS = 20
 
@@ -160,6 +168,101 @@ def plant_synonyms(
     )
     pairs = np.stack([base, R0 + np.arange(num_synonyms)], 1).astype(np.int64)
     return PlantedKG(kg=planted, synonym_pairs=pairs, shares=shares)
+
+
+@dataclass
+class CorrelatedKG:
+    """A graph with planted *correlated but distinct* relations (:func:`plant_correlated`).
+
+    Attributes:
+        kg: the modified graph: every relation keeps its id and triples, the planted ones get
+            ids ``R0 .. R0 + k - 1``.
+        pairs: ``[k, 2]`` int64 relation ids ``(base, planted)``: pairs SCOS must not merge.
+        agreement: ``[k]`` share of the base's heads on which the planted relation holds the
+            same tails.
+    """
+
+    kg: KnowledgeGraph
+    pairs: np.ndarray
+    agreement: np.ndarray
+
+    def pair_set(self) -> set[tuple[int, int]]:
+        """The planted pairs as unordered ``(min id, max id)`` tuples."""
+        return {(int(min(a, b)), int(max(a, b))) for a, b in self.pairs}
+
+
+def plant_correlated(
+    kg: KnowledgeGraph,
+    num_pairs: int = 12,
+    agreement: tuple[float, ...] = (0.3, 0.5, 0.7, 0.9),
+    min_triples: int = 20,
+    seed: int = 0,
+    exclude: np.ndarray | None = None,
+) -> CorrelatedKG:
+    """Plant ``num_pairs`` relations that are correlated with a base relation, not synonyms.
+
+    Each picked base relation r (>= ``min_triples`` triples, not in ``exclude``) gets a new
+    relation ``<r>_corr<p>`` over *all* of r's heads (r keeps every triple): on ``round(p n)``
+    of its n heads (drawn at random, p taken in turn from ``agreement``; one head fewer when
+    that is all of them and p < 1) it holds r's tails exactly; on the others each tail is
+    replaced by another of r's tails (one the head does not have under r; any other entity
+    when r has no such tail), as ``written_by`` sits beside ``directed_by``: same films, same
+    kind of tail, the same person on some films only.  Its contradiction
+    (:mod:`lokg.scos.contradiction`) is then ``1 - round(p n) / n`` when at least one head
+    agrees.
+
+    Raises:
+        ValueError: when fewer than ``num_pairs`` relations are eligible, or an agreement is
+            outside [0, 1].
+    """
+    if any(not 0.0 <= p <= 1.0 for p in agreement) or not agreement:
+        raise ValueError(f"plant_correlated: agreement shares must be in [0, 1], got {agreement}")
+    counts = kg.relation_counts
+    ok = counts >= min_triples
+    if exclude is not None:
+        ok[np.asarray(exclude, dtype=np.int64)] = False
+    eligible = np.flatnonzero(ok)
+    if len(eligible) < num_pairs:
+        raise ValueError(
+            f"plant_correlated: graph {kg.name!r} has {len(eligible)} eligible relations with "
+            f">= {min_triples} triples, fewer than num_pairs={num_pairs}"
+        )
+    rng = np.random.default_rng(seed)
+    base = np.sort(rng.choice(eligible, size=num_pairs, replace=False))
+    shares = np.array([agreement[i % len(agreement)] for i in range(num_pairs)], dtype=float)
+    R0, E = kg.num_relations, kg.num_entities
+    uniq = kg.unique_triples()
+    labels = list(kg.relations.labels)
+    taken = set(labels)
+    new = []
+    for slot, (r, p) in enumerate(zip(base.tolist(), shares.tolist(), strict=True)):
+        own = uniq[uniq[:, 1] == r]  # [n, 3] sorted by head
+        heads = np.unique(own[:, 0])
+        # exactly round(p n) agreeing heads, and one disagreeing at least when p < 1 (else
+        # the planted relation could come out a duplicate of r, which no signal can tell)
+        n_agree = min(round(p * len(heads)), len(heads) - (p < 1.0))
+        agree = rng.choice(heads, size=max(n_agree, 0), replace=False)
+        pool = np.unique(own[:, 2])
+        out = own.copy()
+        out[:, 1] = R0 + slot
+        for i in np.flatnonzero(~np.isin(own[:, 0], agree)):
+            have = own[own[:, 0] == own[i, 0], 2]
+            choices = np.setdiff1d(pool, have)
+            if len(choices) == 0:
+                choices = np.setdiff1d(np.arange(E), have)
+            out[i, 2] = rng.choice(choices)
+        new.append(out)
+        name = f"{labels[r]}_corr{round(100 * p)}"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        labels.append(name)
+    triples = np.concatenate([kg.triples_np, *new]) if new else kg.triples_np
+    planted = KnowledgeGraph(
+        kg.entities, Vocabulary(labels), triples, kg.attributes, name=f"{kg.name}+correlated"
+    )
+    pairs = np.stack([base, R0 + np.arange(num_pairs)], 1).astype(np.int64)
+    return CorrelatedKG(kg=planted, pairs=pairs, agreement=shares)
 
 
 def _check_positive(**values: float) -> None:

@@ -65,6 +65,7 @@ def question_record(output) -> QuestionResult:
             "unknown_topics": list(ret.unknown_topics),
             "fallback": ret.extra.get("fallback"),
             "candidates": [a.label for a in ret.answers[:NUM_RECORDED_CANDIDATES]],
+            "merged_candidates": ret.merged_answers,  # answers merged by spelling
             "paths": [
                 [kg.labeled(int(t)) for t in p.triple_ids] for p in ret.paths[:NUM_RECORDED_PATHS]
             ],

@@ -124,12 +124,14 @@ class TripleRenderer:
     # ------------------------------------------------------------------ components
     def derived_types(self, kg: KnowledgeGraph) -> list[str | None]:
         """``[E]`` per-entity type from the graph: short name of the most frequent incoming
-        relation (ties: the smallest relation id); None for an entity with no incoming edge."""
+        relation (ties: the smallest relation id); None for an entity with no incoming edge.
+        Only the KG's own triples count (``own_part``): an added ``r (inverse)`` edge is no
+        evidence of what its tail is."""
         cached = self._derived_types.get(kg)
         if cached is not None:
             return cached
         out: list[str | None] = [None] * kg.num_entities
-        tri = kg.unique_triples()
+        tri = kg.own_part().unique_triples()
         if len(tri):
             key = tri[:, 2] * kg.num_relations + tri[:, 1]
             pairs, counts = np.unique(key, return_counts=True)

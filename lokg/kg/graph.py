@@ -8,6 +8,12 @@ and in-edges, optional per-entity attributes, and the graph statistics the paper
 Direction and parallel edges are preserved: two triples (h, r1, t) and (h, r2, t) are two
 edges, and (h, r, t) never implies (t, r, h).  Everything is numpy so that a saved graph can
 be memory-mapped (:meth:`KnowledgeGraph.load` with ``mmap=True``).
+
+A graph may carry *added inverse edges* (``data.source.inverse``,
+:mod:`lokg.kg.inverse_edges`): relations ``r (inverse)`` whose triples ``(t, r (inverse), h)``
+reverse the KG's own ``(h, r, t)``.  ``inverse_of [R]`` says which relation each added one
+reverses (-1 for the KG's own); the added relations and their triples come after the KG's
+own, so :meth:`KnowledgeGraph.own_part` (the KG as given) shares every id with the whole.
 """
 
 from __future__ import annotations
@@ -137,6 +143,35 @@ def _csr(keys: np.ndarray, num_nodes: int) -> tuple[IdArray, IdArray]:
     return ptr, order
 
 
+def _check_inverse_of(
+    inverse_of: np.ndarray | None, triples: np.ndarray, num_relations: int
+) -> IdArray | None:
+    """``inverse_of`` as int64 after checking its layout (added relations and triples last)."""
+    if inverse_of is None:
+        return None
+    inv = np.asarray(inverse_of, dtype=np.int64)
+    if inv.shape != (num_relations,):
+        raise ValueError(f"inverse_of must have shape [{num_relations}], got {list(inv.shape)}")
+    own = int(np.count_nonzero(inv < 0))
+    if (inv[:own] >= 0).any() or (inv[own:] >= own).any() or (inv[own:] < 0).any():
+        raise ValueError(
+            "inverse_of: the KG's own relations (-1) must come first and every added relation "
+            "must reverse one of them"
+        )
+    if len(triples):
+        added = triples[:, 1] >= own
+        first = int(np.argmax(added)) if added.any() else len(triples)
+        if added[first:].size and not added[first:].all():
+            raise ValueError("inverse_of: the added inverse triples must follow the KG's own")
+    return inv
+
+
+def _row_keys(rows: np.ndarray) -> np.ndarray:
+    """``[N]`` one opaque, sortable key per int64 row of ``rows [N, 3]`` (its bytes)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    return rows.view(np.dtype((np.void, rows.itemsize * 3))).ravel()
+
+
 class KnowledgeGraph:
     """A directed multi-relational graph with a shared vocabulary.
 
@@ -146,6 +181,9 @@ class KnowledgeGraph:
         triples: ``[T, 3]`` int64 (head, relation, tail) ids; a numpy array or a tensor.
         attributes: optional per-entity attributes.
         name: a short name used in reports.
+        inverse_of: ``[R]`` for each relation, the relation it is the added inverse of, or
+            -1 for the KG's own relations (``None``: no added inverse edges).  The added
+            relations must follow the KG's own, and their triples the KG's own triples.
 
     Shapes:
         - ``triples``: ``[T, 3]`` (a ``torch.LongTensor`` sharing memory with ``triples_np``)
@@ -161,6 +199,7 @@ class KnowledgeGraph:
         attributes: EntityAttributes | None = None,
         name: str = "kg",
         *,
+        inverse_of: np.ndarray | None = None,
         _csr_arrays: dict[str, np.ndarray] | None = None,
     ):
         if isinstance(triples, torch.Tensor):
@@ -185,6 +224,7 @@ class KnowledgeGraph:
         self.triples_np: np.ndarray = triples
         self.attributes = attributes
         self.name = name
+        self.inverse_of: IdArray | None = _check_inverse_of(inverse_of, triples, len(relations))
         if _csr_arrays is None:
             self.out_ptr, self.out_idx = _csr(triples[:, 0], len(entities))
             self.in_ptr, self.in_idx = _csr(triples[:, 2], len(entities))
@@ -294,6 +334,94 @@ class KnowledgeGraph:
             self.entities.label(int(t)),
         )
 
+    # ------------------------------------------------------------------ added inverse edges
+    @property
+    def has_added_inverses(self) -> bool:
+        """Whether the graph holds added inverse edges (``data.source.inverse``)."""
+        return self.inverse_of is not None and self.num_own_relations < self.num_relations
+
+    @cached_property
+    def num_own_relations(self) -> int:
+        """Relations of the KG itself (the first ids); the rest are added inverses."""
+        if self.inverse_of is None:
+            return self.num_relations
+        return int(np.count_nonzero(self.inverse_of < 0))
+
+    @cached_property
+    def num_own_triples(self) -> int:
+        """Triples of the KG itself (the first ids); the rest are added inverse edges."""
+        if not self.has_added_inverses:
+            return self.num_triples
+        return int(np.count_nonzero(self.triples_np[:, 1] < self.num_own_relations))
+
+    @cached_property
+    def inverse_partner(self) -> IdArray:
+        """``[R]`` an own relation's added inverse, an added relation's own one, else -1."""
+        partner = np.full(self.num_relations, -1, dtype=np.int64)
+        if self.inverse_of is not None:
+            added = np.flatnonzero(self.inverse_of >= 0)
+            partner[added] = self.inverse_of[added]
+            partner[self.inverse_of[added]] = added
+        return partner
+
+    def own_part(self) -> KnowledgeGraph:
+        """The KG as given: its own relations and triples, without the added inverse edges.
+
+        Every id is the same as in ``self`` (the added ones come last), so a triple id found
+        in the own part is valid in the whole.  Retrievers that walk both directions by
+        themselves (the learned walk, BFS/KAPING with ``direction=both``, GraphRAG, ToG) read
+        this part, so an added edge is never a second copy of a step they already take.
+        ``self`` when nothing was added; built once and kept.
+        """
+        if not self.has_added_inverses:
+            return self
+        cached = self.__dict__.get("_own_part")
+        if cached is None:
+            cached = KnowledgeGraph(
+                self.entities,
+                Vocabulary(self.relations.labels[: self.num_own_relations]),
+                self.triples_np[: self.num_own_triples],
+                self.attributes,
+                self.name,
+            )
+            self.__dict__["_own_part"] = cached
+        return cached
+
+    @cached_property
+    def statement_ids(self) -> IdArray:
+        """``[T]`` the id of the KG's own triple that states each triple: itself for the
+        KG's own, and for an added ``(t, r (inverse), h)`` the ``(h, r, t)`` it reverses (the
+        first, if the KG repeats it). Two steps over one fact share their statement id."""
+        ids = np.arange(self.num_triples, dtype=np.int64)
+        own = self.num_own_triples
+        if own == self.num_triples:
+            return ids
+        assert self.inverse_of is not None
+        tri = np.asarray(self.triples_np)
+        added = tri[own:]
+        wanted = np.stack([added[:, 2], self.inverse_of[added[:, 1]], added[:, 0]], 1)
+        missing = ValueError("an added inverse triple reverses no triple of the KG")
+        if own == 0:
+            raise missing
+        keys = _row_keys(tri[:own])  # [T_own] one opaque key per (h, r, t)
+        order = np.argsort(keys, kind="stable")  # equal rows keep id order: the first wins
+        pos = np.searchsorted(keys[order], _row_keys(wanted))
+        found = order[np.minimum(pos, own - 1)]
+        if not np.array_equal(tri[found], wanted):
+            raise missing
+        ids[own:] = found
+        return ids
+
+    def stated(self, triple_ids: Iterable[int]) -> list[int]:
+        """``triple_ids`` as the KG states them, distinct, in order: an added inverse edge
+        ``(t, r (inverse), h)`` becomes the KG's own triple ``(h, r, t)`` it reverses (what
+        the encoder renders, so the context never shows a relation read backwards)."""
+        out: dict[int, None] = {}
+        statement = self.statement_ids
+        for t in triple_ids:
+            out.setdefault(int(statement[int(t)]), None)
+        return list(out)
+
     def entity_name(self, entity: int) -> str:
         """Display name: the ``names`` attribute when known, else the label with spaces."""
         if self.attributes is not None and self.attributes.names is not None:
@@ -382,6 +510,11 @@ class KnowledgeGraph:
         Entity ids are unchanged.  With ``deduplicate`` triples that become identical are
         kept once (first occurrence order is preserved).
         """
+        if self.has_added_inverses:
+            raise ValueError(
+                "with_relations: relabel the KG's own graph before adding inverse edges "
+                "(lokg.kg.inverse_edges.add_inverse_edges comes last)"
+            )
         mapping = np.asarray(mapping, dtype=np.int64)
         if mapping.shape != (self.num_relations,):
             raise ValueError(f"mapping must have shape [{self.num_relations}], got {mapping.shape}")
@@ -400,6 +533,9 @@ class KnowledgeGraph:
         h.update("\n".join(self.relations.labels).encode())
         h.update(b"\0")
         h.update(np.ascontiguousarray(self.triples_np).tobytes())
+        if self.inverse_of is not None:  # which relations are added ones
+            h.update(b"\0inverse_of\0")
+            h.update(np.ascontiguousarray(self.inverse_of).tobytes())
         return h.hexdigest()[:16]
 
     # ------------------------------------------------------------------ persistence
@@ -424,6 +560,7 @@ class KnowledgeGraph:
                 "entities": self.entities.labels,
                 "relations": self.relations.labels,
                 "attributes": None if self.attributes is None else self.attributes.to_json(),
+                "inverse_of": None if self.inverse_of is None else self.inverse_of.tolist(),
                 "fingerprint": self.fingerprint(),
             }
             (tmp / "vocab.json").write_text(json.dumps(meta), encoding="utf-8")
@@ -445,6 +582,7 @@ class KnowledgeGraph:
             arrays.pop("triples"),
             EntityAttributes.from_json(attrs) if attrs else None,
             meta.get("name", "kg"),
+            inverse_of=None if meta.get("inverse_of") is None else np.asarray(meta["inverse_of"]),
             _csr_arrays=arrays,
         )
 

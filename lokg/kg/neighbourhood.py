@@ -21,9 +21,16 @@ def bfs_triples(
     The edges of the topics come first, then those of their new neighbours, and so on; each
     node is expanded once and each triple listed once (a node's out-edges before its
     in-edges with ``direction="both"``). Stops after ``max_triples`` triples when given.
+
+    ``direction="both"`` reads the KG's own triples only
+    (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`, same ids): walking in-edges already
+    reaches what an added inverse edge would, and the copy would take a second place in the
+    list. ``"out"`` follows every edge, the added ones included.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"retriever.direction={direction!r}; expected one of {DIRECTIONS}")
+    if direction == "both":
+        kg = kg.own_part()
     seen_nodes = set(topics)
     seen_triples: set[int] = set()
     frontier = list(topics)

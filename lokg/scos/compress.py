@@ -19,6 +19,7 @@ import numpy as np
 from lokg.kg.atomic import atomic_directory, read_versioned_json
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.scos.config import SCOSConfig
+from lokg.scos.contradiction import Contradiction
 from lokg.scos.entity_types import entity_types, resolve_entity_types
 from lokg.scos.inverse import InverseRecord, find_inverse_pairs
 from lokg.scos.merge import MergeRecord, RefusedPair, greedy_merge
@@ -62,8 +63,10 @@ class SCOSResult:
         direction: ``[R0]`` +1, or -1 for a relation stored as the inverse of its cluster
             (``scos.merge_inverse``; ``None``: all +1).
         inverse_report: the inverse merges, reported apart from the synonym merges.
-        refused_report: admissible pairs the split test refused (``scos.max_split_z``).
+        refused_report: admissible pairs a guard refused (``scos.max_split_z``,
+            ``scos.max_contradiction``).
         below_support: relations kept out of merging by ``scos.min_support``.
+        inverse_refused: inverse pairs ``scos.max_contradiction`` refused.
     """
 
     mapping: np.ndarray
@@ -79,6 +82,7 @@ class SCOSResult:
     inverse_report: list[InverseRecord] = field(default_factory=list)
     refused_report: list[RefusedPair] = field(default_factory=list)
     below_support: int = 0
+    inverse_refused: list[InverseRecord] = field(default_factory=list)
 
     @property
     def directions(self) -> np.ndarray:
@@ -135,17 +139,37 @@ class SCOSResult:
                 f"{self.config.get('min_support')} distinct (head, tail) pairs kept out of merging"
             )
         for ref in self.refused_report:
-            lines.append(
+            head = (
                 f"   refused: {{{', '.join(ref.left)}}} + {{{', '.join(ref.right)}}}: sim "
-                f"{ref.similarity:.4f} >= theta {ref.threshold:.4f}, but split z "
-                f"{ref.split_z:.2f} > {self.config.get('max_split_z')} (more keys hold "
-                "different values in both than a split of one relation would give)"
+                f"{ref.similarity:.4f} >= theta {ref.threshold:.4f}, but "
+            )
+            if ref.reason == "contradiction":
+                counts = Contradiction(ref.shared_heads, ref.differing_heads, ref.common_facts)
+                lines.append(
+                    f"{head}contradiction {counts.describe()} > "
+                    f"{self.config.get('max_contradiction')}"
+                )
+            else:
+                lines.append(
+                    f"{head}split z {ref.split_z:.2f} > {self.config.get('max_split_z')} (more "
+                    "keys hold different values in both than a split of one relation would "
+                    "give)"
+                )
+        for inv in self.inverse_refused:
+            counts = Contradiction(inv.shared_heads, inv.differing_heads, inv.common_facts)
+            lines.append(
+                f"   refused inverse: {inv.flipped} as the inverse of {inv.kept} (mirrored "
+                f"Jaccard {inv.mirrored_jaccard:.3f}), contradiction {counts.describe()} > "
+                f"{self.config.get('max_contradiction')}"
             )
         for inv in self.inverse_report:
+            counts = Contradiction(inv.shared_heads, inv.differing_heads, inv.common_facts)
             lines.append(
                 f"   inverse: {inv.flipped} stored as the inverse of {inv.kept} "
-                f"(mirrored Jaccard {inv.mirrored_jaccard:.3f})"
+                f"(mirrored Jaccard {inv.mirrored_jaccard:.3f}; contradiction "
+                f"{counts.describe()})"
             )
+            lines += _example_lines(inv.examples, inv.kept, f"{inv.flipped} (inverse)")
         for m in self.report:
             lines.append(
                 f"{m.step:4d}. {{{', '.join(m.left)}}} + {{{', '.join(m.right)}}}: "
@@ -153,6 +177,8 @@ class SCOSResult:
                 f"(NMI {m.nmi:.3f}, Jaccard {m.jaccard:.3f}, cos {m.cosine:.3f}; "
                 f"H {m.entropy_left:.3f}/{m.entropy_right:.3f}; loss {m.loss:.4f})"
             )
+            lines.append(f"        contradiction {m.counts.describe()}")
+            lines += _example_lines(m.examples, ", ".join(m.left), ", ".join(m.right))
         return "\n".join(lines) + "\n"
 
     # ------------------------------------------------------------------ persistence
@@ -176,6 +202,7 @@ class SCOSResult:
                 "inverse_merges": [m.to_json() for m in self.inverse_report],
                 "refused": [m.to_json() for m in self.refused_report],
                 "below_support": self.below_support,
+                "inverse_refused": [m.to_json() for m in self.inverse_refused],
             }
             (tmp / "scos.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
             (tmp / "report.txt").write_text(self.format_report(), encoding="utf-8")
@@ -214,7 +241,17 @@ class SCOSResult:
             inverse_report=[InverseRecord(**m) for m in meta.get("inverse_merges", [])],
             refused_report=[RefusedPair(**m) for m in meta.get("refused", [])],
             below_support=int(meta.get("below_support", 0)),
+            inverse_refused=[InverseRecord(**m) for m in meta.get("inverse_refused", [])],
         )
+
+
+def _example_lines(examples: list[dict], left: str, right: str) -> list[str]:
+    """Report lines of a merge's example heads: ``e.g. head: left -> a, b | right -> c``."""
+    return [
+        f"        e.g. {ex['head']}: {left} -> {', '.join(ex['left'])} | "
+        f"{right} -> {', '.join(ex['right'])}"
+        for ex in examples
+    ]
 
 
 def apply_mapping(
@@ -262,6 +299,7 @@ def compress(
     recorded = config.to_dict()
     R = kg.num_relations
     refused: list[RefusedPair] = []
+    inverse_refused: list[InverseRecord] = []
     below_support = 0
     if config.mode == "off":
         labels = np.arange(R)
@@ -298,6 +336,7 @@ def compress(
             config.epsilon,
             int(config.min_support),
             config.max_split_z,
+            config.max_contradiction,
         )
         labels, merges, total_entropy = outcome.labels, outcome.merges, outcome.total_entropy
         refused, below_support = outcome.refused, outcome.below_support
@@ -313,7 +352,9 @@ def compress(
     compressed = kg if config.mode == "off" else kg.with_relations(mapping, relations)
     direction, inverse = None, []
     if config.merge_inverse and config.mode != "off":
-        partner, flip, inverse = find_inverse_pairs(compressed, config.theta_base)
+        partner, flip, inverse, inverse_refused = find_inverse_pairs(
+            compressed, config.theta_base, config.max_contradiction
+        )
         if inverse:  # R* -> R**: a flipped cluster joins its partner, ids stay in order
             roots2, second = np.unique(partner, return_inverse=True)
             relations = Vocabulary([relations.label(int(r)) for r in roots2])
@@ -335,4 +376,5 @@ def compress(
         inverse_report=inverse,
         refused_report=refused,
         below_support=below_support,
+        inverse_refused=inverse_refused,
     )

@@ -36,6 +36,10 @@ class SCOSConfig:
             in both more often than a random split of one relation would, by more than this
             many standard deviations (beyond the paper, whose setting is ``None``: no such
             test; :mod:`lokg.scos.merge`).
+        max_contradiction: refuse to merge two relations whose contradiction rate (the
+            share of their shared heads with other tails, between relations that state some
+            fact in common; :mod:`lokg.scos.contradiction`) exceeds this, in [0, 1] (beyond
+            the paper, whose setting is ``None``: no such test).
     """
 
     mode: str = "greedy"
@@ -48,6 +52,7 @@ class SCOSConfig:
     merge_inverse: bool = False
     min_support: int = 1
     max_split_z: float | None = None
+    max_contradiction: float | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -72,6 +77,15 @@ class SCOSConfig:
             raise ValueError(f"scos.min_support must be an integer >= 1, got {self.min_support}")
         if self.max_split_z is not None and not self.max_split_z > 0:
             raise ValueError(f"scos.max_split_z must be null or > 0, got {self.max_split_z}")
+        if self.max_contradiction is not None and (
+            isinstance(self.max_contradiction, bool)
+            or not isinstance(self.max_contradiction, int | float)
+            or not 0.0 <= self.max_contradiction <= 1.0
+        ):
+            raise ValueError(
+                f"scos.max_contradiction must be null or a number in [0, 1], "
+                f"got {self.max_contradiction!r}"
+            )
         if self.epsilon < 0:
             raise ValueError(f"scos.epsilon must be >= 0, got {self.epsilon}")
         if self.entity_types == "relation" and not self.type_relation:

@@ -12,14 +12,21 @@ the pruning is exact).  Admissible pairs live in a heap with lazy invalidation (
 counter per cluster), so a run costs O(|R0|^2 d + P log P) with P <= |R0|^2 admissible pairs,
 plus O(|R0| + incidences of the merged cluster) per merge.
 
-Two guards beyond the paper (both off with its settings; ``scos=lokg`` turns them on,
-docs/design/scos.md "Guards"): ``min_support`` keeps relations with fewer distinct (head, tail)
-pairs out of every merge (with one triple, NMI is trivially 1 and Jaccard one of
-{0, 1/3, 1/2, 1}: the signals of Eq. (3) say nothing), and ``max_split_z`` refuses a pair
-whose heads (or tails) hold different values in both relations far more often than one
-relation split at random under two names would (:meth:`_Clusters.split_excess`): two roles of
-one event (a trade's ``exported_to`` and ``imported_from``) or two attributes of one entity,
-not one relation under two names.
+Three guards beyond the paper (all off with its settings; ``scos=lokg`` turns them on,
+docs/design/scos.md "Guards" and "Contradiction"): ``min_support`` keeps relations with fewer
+distinct (head, tail) pairs out of every merge (with one triple, NMI is trivially 1 and
+Jaccard one of {0, 1/3, 1/2, 1}: the signals of Eq. (3) say nothing), ``max_split_z`` refuses
+a pair whose heads (or tails) hold different values in both relations far more often than
+one relation split at random under two names would (:meth:`_Clusters.split_excess`): two
+roles of one event (a trade's ``exported_to`` and ``imported_from``) or two attributes of one
+entity, not one relation under two names; and ``max_contradiction`` refuses a pair whose
+contradiction rate (:mod:`lokg.scos.contradiction`: the share of shared heads with other
+tails, between relations that state some fact in common) exceeds it: ``directed_by`` and
+``written_by``.
+
+Whatever the settings, every merge records its contradiction (rate and counts) and up to
+three heads that carry both sides with their tails, so a merge can be audited from the
+report alone.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from lokg.kg.graph import KnowledgeGraph
+from lokg.scos.contradiction import Contradiction, contradiction, named_examples
 from lokg.scos.similarity import (
     adaptive_threshold,
     cosine_similarity,
@@ -58,7 +66,13 @@ _CHUNK_ENTRIES = 1 << 22
 
 @dataclass
 class MergeRecord:
-    """One merge of the greedy loop (a line of the merge report)."""
+    """One merge of the greedy loop (a line of the merge report).
+
+    The contradiction fields (:mod:`lokg.scos.contradiction`) are recorded whatever the
+    settings; a report written before they existed loads with their defaults (zeros, no
+    example).  ``examples``: heads carrying both sides with their tails
+    (:func:`lokg.scos.contradiction.named_examples`).
+    """
 
     step: int
     left: list[str]
@@ -71,21 +85,39 @@ class MergeRecord:
     entropy_left: float
     entropy_right: float
     loss: float
+    contradiction: float = 0.0
+    shared_heads: int = 0
+    differing_heads: int = 0
+    common_facts: int = 0
+    examples: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
 
+    @property
+    def counts(self) -> Contradiction:
+        return Contradiction(self.shared_heads, self.differing_heads, self.common_facts)
+
 
 @dataclass
 class RefusedPair:
-    """A pair whose similarity reached its threshold and that ``max_split_z`` refused (a line
-    of the merge report, so a user sees what the guard kept apart)."""
+    """A pair whose similarity reached its threshold and that a guard refused (a line of the
+    merge report, so a user sees what the guards kept apart).
+
+    ``reason``: ``split_z`` (``max_split_z``'s test) or ``contradiction``
+    (``max_contradiction``'s); ``split_z`` is ``None`` when that test is off.
+    """
 
     left: list[str]
     right: list[str]
     similarity: float
     threshold: float
-    split_z: float
+    split_z: float | None
+    contradiction: float | None = None
+    reason: str = "split_z"
+    shared_heads: int = 0
+    differing_heads: int = 0
+    common_facts: int = 0
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -100,7 +132,8 @@ class MergeOutcome:
             smallest original relation id).
         merges: the merges in order.
         total_entropy: ``sum_r H(r)`` over R0 (Eq. (4)), the normaliser of L_info.
-        refused: the admissible pairs ``max_split_z`` refused, in the order they were scored.
+        refused: the admissible pairs a guard (``max_split_z``, ``max_contradiction``) refused,
+            in the order they were scored.
         below_support: relations kept out of every merge by ``min_support``.
     """
 
@@ -230,6 +263,11 @@ class _Clusters:
                 worst = np.inf
         return worst
 
+    def contradiction(self, a: int, b: int) -> Contradiction:
+        """:func:`lokg.scos.contradiction.contradiction` of two slots (clusters merge as
+        their relations point, so heads are heads on both sides)."""
+        return contradiction(self.keys[a], self.keys[b], self.E)
+
     def _head(self, keys: np.ndarray) -> np.ndarray:
         return keys // self.E
 
@@ -253,6 +291,7 @@ def greedy_merge(
     epsilon: float = 0.15,
     min_support: int = 1,
     max_split_z: float | None = None,
+    max_contradiction: float | None = None,
 ) -> MergeOutcome:
     """Greedy hierarchical merging (Section 2.3) under Eq. (3) similarity, Eq. (5) threshold.
 
@@ -265,6 +304,9 @@ def greedy_merge(
             paper; module doc).
         max_split_z: refuse a pair whose :meth:`_Clusters.split_excess` exceeds this (None:
             the paper; module doc).
+        max_contradiction: refuse a pair whose contradiction rate
+            (:func:`lokg.scos.contradiction.contradiction`) exceeds this (None: the paper;
+            module doc).
     """
     embeddings = np.asarray(embeddings)
     if embeddings.ndim != 2 or embeddings.shape[0] != kg.num_relations:
@@ -282,11 +324,17 @@ def greedy_merge(
     refused: list[RefusedPair] = []
 
     def allowed(a: int, b: int, sim: float, theta: float) -> bool:
-        """``max_split_z``'s test of an admissible pair; a refusal is recorded."""
-        if max_split_z is None:
+        """The guards' tests of an admissible pair (split z, then contradiction); a refusal
+        is recorded."""
+        if max_split_z is None and max_contradiction is None:
             return True
-        z = st.split_excess(a, b)
-        if z <= max_split_z:
+        z = None if max_split_z is None else float(st.split_excess(a, b))
+        c = None if max_contradiction is None else st.contradiction(a, b)
+        if z is not None and z > max_split_z:
+            reason = "split_z"
+        elif c is not None and c.rate > max_contradiction:
+            reason = "contradiction"
+        else:
             return True
         names = kg.relations.labels
         refused.append(
@@ -295,7 +343,12 @@ def greedy_merge(
                 right=[names[r] for r in st.members[b]],
                 similarity=sim,
                 threshold=theta,
-                split_z=float(z),
+                split_z=z,
+                contradiction=None if c is None else c.rate,
+                reason=reason,
+                shared_heads=0 if c is None else c.shared_heads,
+                differing_heads=0 if c is None else c.differing_heads,
+                common_facts=0 if c is None else c.common_facts,
             )
         )
         return False
@@ -346,6 +399,7 @@ def greedy_merge(
             continue  # stale: one side has merged since this pair was scored
         sim = -neg
         hi, hj = float(st.entropy[i]), float(st.entropy[j])
+        counts = st.contradiction(i, j)  # recorded whatever the settings: the audit trail
         merges.append(
             MergeRecord(
                 step=len(merges) + 1,
@@ -359,6 +413,11 @@ def greedy_merge(
                 entropy_left=hi,
                 entropy_right=hj,
                 loss=(1.0 - sim) * min(hi, hj),  # Eq. (6) per-merge loss
+                contradiction=counts.rate,
+                shared_heads=counts.shared_heads,
+                differing_heads=counts.differing_heads,
+                common_facts=counts.common_facts,
+                examples=named_examples(kg, st.keys[i], st.keys[j]),
             )
         )
         a, b = min(i, j), max(i, j)
@@ -413,8 +472,9 @@ def greedy_merge(
 
 @dataclass
 class PairSignals:
-    """The three signals of Eq. (3), the fused similarity and the Eq. (5) threshold of one
-    pair of original relations (for reports of pairs that did *not* merge)."""
+    """The three signals of Eq. (3), the fused similarity, the Eq. (5) threshold and the
+    contradiction counts of one pair of original relations (for reports of pairs that did
+    *not* merge)."""
 
     nmi: float
     jaccard: float
@@ -423,6 +483,7 @@ class PairSignals:
     threshold: float
     entropy_left: float
     entropy_right: float
+    contradiction: Contradiction
 
 
 def pair_signals(
@@ -435,7 +496,8 @@ def pair_signals(
     theta_base: float = 0.75,
     epsilon: float = 0.15,
 ) -> PairSignals:
-    """Eq. (3)-(5) for relations ``left`` and ``right`` of ``kg``, computed directly."""
+    """Eq. (3)-(5) and the contradiction (:mod:`lokg.scos.contradiction`) for relations
+    ``left`` and ``right`` of ``kg``, computed directly."""
     E = kg.num_entities
     num_types = int(types.max(initial=-1)) + 1
     tr = kg.unique_triples()
@@ -458,4 +520,5 @@ def pair_signals(
         threshold=float(adaptive_threshold(h[0], h[1], theta_base, epsilon)),
         entropy_left=h[0],
         entropy_right=h[1],
+        contradiction=contradiction(np.sort(keys[0]), np.sort(keys[1]), E),
     )

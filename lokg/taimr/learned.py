@@ -18,6 +18,7 @@ the configured fallback retriever answers instead and the result says so
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -299,15 +300,7 @@ class LearnedPathRetriever(Retriever):
         if self.fallback is None:
             return RetrievalResult(self.kg, topics=topics, unknown_topics=unknown)
         res = self.fallback.retrieve(question)
-        return RetrievalResult(
-            res.kg,
-            res.triple_ids,
-            res.answers,
-            res.paths,
-            res.topics,
-            res.unknown_topics,
-            {**res.extra, "fallback": self.fallback.name},
-        )
+        return dataclasses.replace(res, extra={**res.extra, "fallback": self.fallback.name})
 
 
 def save_walk_network(
@@ -384,7 +377,12 @@ def build_learned(
     """``retriever=learned``: the trained walk model from ``model_dir`` (a ``qgat-*/``
     artifact) on ``kg``.  ``relation_embeddings`` are ``kg``'s TransE e_r (after SCOS); on a
     graph the model was not trained on they may be ``None`` (the TransE part is zero).
-    ``fallback``: ``"semantic"`` (the "w/o TAIMR" retriever) or ``"none"``."""
+    ``fallback``: ``"semantic"`` (the "w/o TAIMR" retriever) or ``"none"``.
+
+    The walk takes every triple in both directions by itself, so it walks ``kg``'s own part
+    (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`): an added inverse edge
+    (``data.source.inverse``) would be a second copy of a backward step, counted twice in
+    ``log P(a | q)``. The fallback, which follows out-edges, searches the whole ``kg``."""
     if model_dir is None:
         raise ValueError(
             "retriever=learned needs a trained walk model: run "
@@ -394,6 +392,9 @@ def build_learned(
         raise ValueError(f"retriever.fallback must be 'semantic' or 'none', got {fallback!r}")
     net, meta, lm = _load_walk_network(Path(model_dir).resolve())
     a = recorded_architecture(meta)
+    whole, kg = kg, kg.own_part()
+    if relation_embeddings is not None:
+        relation_embeddings = relation_embeddings[: kg.num_relations]
     # e_r for this graph: the free table the model learned applies only to the relation
     # vocabulary it was trained on (per-question subgraphs share it); TransE's must have the
     # expected shape; anything else (another KG) leaves the TransE part zero
@@ -413,7 +414,7 @@ def build_learned(
     if fallback == "semantic":
         from lokg.taimr.retriever import SemanticRetriever
 
-        fb = SemanticRetriever(kg, encoder, max_hops)
+        fb = SemanticRetriever(whole, encoder, max_hops)
     return LearnedPathRetriever(
         kg, encoder, model, max_hops, k_top, k_max, beam_width, max_fanout,
         both_directions, lambda_q, fb,

@@ -132,13 +132,22 @@ class TAIMRRetriever(Retriever):
 
     # ------------------------------------------------------------------ search
     def _allowed(self, chain: LinkedChain | None, hop: int) -> set[int] | None:
+        """The relations hop ``hop`` may expand (``None``: all). On a graph with added
+        inverse edges (``data.source.inverse``) a linked relation allows its inverse partner
+        too: the question names the relation, the graph decides the direction (a person's
+        films are reached by ``directed_by (inverse)`` when the KG stores film -> person)."""
         if chain is None:
             return None
         row = chain.hop_log_probs(hop)
         from_prior = {c[hop] for c in chain.chain_probs if len(c) > hop}
         if row is None:
-            return from_prior or None
-        return set(chain.top_relations(hop, self.rels_per_hop).tolist()) | from_prior
+            allowed = from_prior
+        else:
+            allowed = set(chain.top_relations(hop, self.rels_per_hop).tolist()) | from_prior
+        if allowed and self.kg.has_added_inverses:
+            partner = self.kg.inverse_partner
+            allowed |= {int(partner[r]) for r in allowed if partner[r] >= 0}
+        return allowed or None
 
     def search(
         self, topic: int, chain: LinkedChain | None, cache: PathCache | None = None
@@ -147,8 +156,14 @@ class TAIMRRetriever(Retriever):
 
         Returns every path kept by the beam at any depth (k = 1..L), with S_topo and S_link.
         ``cache`` defaults to the retriever's shared cache.
+
+        On a graph with added inverse edges (``data.source.inverse``) an edge and the one it
+        reverses state one fact, and a path never walks a fact straight back (``v -> u -> v``
+        over it), as the learned walk never walks a triple back: that step would only return
+        to the node it left, and make every topic an answer of its own 2-hop paths.
         """
         cache = self.cache if cache is None else cache
+        statement = self.kg.statement_ids if self.kg.has_added_inverses else None
         # beam item: (rank, s_topo, s_hop, entities, triple ids, relations)
         beam: list[tuple[float, float, float, tuple, tuple, tuple]] = [
             (0.0, 0.0, 0.0, (topic,), (), ())
@@ -162,11 +177,16 @@ class TAIMRRetriever(Retriever):
             parts = []
             for bi, item in enumerate(beam):
                 v = item[3][-1]
+                back = statement[item[4][-1]] if statement is not None and item[4] else None
                 for r in cache.relations_of(v).tolist():
                     if allowed is not None and r not in allowed:
                         continue
                     lp = 0.0 if chain is None else (-self._uniform if row is None else row[r])
                     e_tids, e_tails, e_scores = cache.get(v, r)
+                    if back is not None:  # not the fact just walked, back (docstring)
+                        keep = statement[e_tids] != back
+                        if not keep.all():
+                            e_tids, e_tails, e_scores = e_tids[keep], e_tails[keep], e_scores[keep]
                     # entries are sorted best first and the rank offset is the same for the
                     # whole entry, so at most beam_width of them can survive this hop
                     # (w = None: all, e[:None] is e)

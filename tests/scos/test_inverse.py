@@ -34,7 +34,7 @@ def _emb(kg):
 
 def test_mirrored_jaccard_by_hand():
     kg = _kg()
-    partner, direction, records = find_inverse_pairs(kg, theta=0.6)
+    partner, direction, records, refused = find_inverse_pairs(kg, theta=0.6)
     # |P(born_in) ∩ flip(P(birthplace_of))| = 2, union 3 + 2 - 2 = 3 -> 2/3 >= 0.6
     assert len(records) == 1
     r = records[0]
@@ -43,6 +43,7 @@ def test_mirrored_jaccard_by_hand():
     b, n, s = (kg.relations[x] for x in ("birthplace_of", "born_in", "spouse"))
     assert partner[b] == n and direction[b] == -1
     assert (partner[n], direction[n], partner[s], direction[s]) == (n, 1, s, 1)
+    assert refused == []
     assert find_inverse_pairs(kg, theta=0.75)[2] == []  # 2/3 < 0.75
 
 

@@ -9,6 +9,7 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from lokg.kg.inverse_edges import add_inverse_edges, relations_to_invert
 from lokg.retrieval import (
     PerQuestionRetriever,
     RetrievalResult,
@@ -93,15 +94,17 @@ TRAIN = [
 
 def _check_contract(result: RetrievalResult, kg) -> None:
     assert isinstance(result, RetrievalResult)
-    assert result.kg is kg
+    # the walk reads the KG's own part (same ids) of a graph with added inverse edges
+    assert result.kg is kg or result.kg is kg.own_part()
     ids = list(result.triple_ids)
-    assert len(ids) == len(set(ids)) and all(0 <= t < kg.num_triples for t in ids)
+    # candidates are facts as the KG states them: never an added inverse edge
+    assert len(ids) == len(set(ids)) and all(0 <= t < kg.num_own_triples for t in ids)
     scores = [a.score for a in result.answers]
     assert scores == sorted(scores, reverse=True)  # best first
     for a in result.answers:
         assert a.label == kg.entities.label(a.entity)
     for p in result.paths:
-        assert set(p.triple_ids) <= set(ids)
+        assert set(kg.stated(p.triple_ids)) <= set(ids)
         for i, t in enumerate(p.triple_ids):  # a path is a walk: (v_i, r_i, v_i+1) is triple t
             h, r, tail = (int(x) for x in kg.triples_np[t])
             assert {h, tail} == {p.entities[i], p.entities[i + 1]} and r == p.relations[i]
@@ -128,6 +131,15 @@ def test_every_retriever_config_keeps_the_contract(name, family, encoder, tmp_pa
         assert fresh.cache_key == retriever.cache_key
         assert fresh.load_cache(tmp_path) is True
         assert fresh.retrieve(QUESTION) == result
+
+
+@pytest.mark.parametrize("name", RETRIEVER_CONFIGS)
+def test_every_retriever_keeps_the_contract_on_a_graph_with_added_inverses(name, family, encoder):
+    kg = add_inverse_edges(family, relations_to_invert(family, "always"))
+    result = _build(name, kg, encoder, TRAIN).retrieve(QUESTION)
+    _check_contract(result, kg)
+    if name != "none":
+        assert not result.is_empty
 
 
 @pytest.mark.parametrize("name", RETRIEVER_CONFIGS)
