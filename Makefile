@@ -34,11 +34,12 @@ $(STAMP_DIR)/install-test: pyproject.toml | $(PY)
 install: $(STAMP_DIR)/install
 install-test: $(STAMP_DIR)/install-test
 
-# PQ-2H end to end on CPU (lokg/demo.py): prepare the data, TransE + SCOS, the GAT, the walk
-# model (each training stops when validation stops improving), the retriever-only numbers of
-# the paper as written (experiment=paper) and of the project default (ours), then the default
-# answering the first 40 test questions with the real local LLM (SmolLM2-135M on llama.cpp);
-# ends in one table, also written to logs/demo_summary.md.
+# PQ-2H end to end on CPU (lokg/demo.py): prepare the data, TransE + SCOS (ours, then the
+# paper's), the paper's GAT, the walk model (each training stops when validation stops
+# improving), the retriever-only numbers of the paper as written (experiment=paper) and of
+# the project default (ours), then the default answering the first 40 test questions with
+# the real local LLM (SmolLM2-135M on llama.cpp); ends in one table, also written to
+# logs/demo_summary.md.
 DEMO_LLM ?= llm=local llm.client.n_threads=1
 DEMO_LIMIT ?= 40
 demo: $(STAMP_DIR)/install
