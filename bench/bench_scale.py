@@ -11,7 +11,11 @@ in separate processes). The graph is the package's synthetic power-law KG
 - ``build``: from the ``[T, 3]`` id array to a query-ready graph: ``KnowledgeGraph`` (CSR in
   and out), Eq. (4)'s tail entropy H(r), in-degrees and in-relation diversity, and the first
   TAIMR retriever (the paper's, ``retriever=taimr``, with uniform attention: no GAT is
-  trained on a synthetic graph).
+  trained on a synthetic graph), searched with a beam of 64 paths per hop (the rules'
+  width): ``experiment=paper`` prunes nothing (``retriever.beam_width: null``, issue 26), and
+  its unpruned 3-hop search over a 1M-triple graph with hubs did not finish 50 questions
+  within the bench's 600 s (``make bench``, 2026-12-02); on 100k triples it reads p50 / p95
+  cold 121 / 1,408 ms for 5 questions.
 - ``query``: TAIMR's ``retrieve`` on questions along random 1-2 hop walks, with a hash-random
   sentence encoder (so the search is timed, not a transformer): "cold" is a fresh retriever
   (empty path cache) asked a question after one untimed warm-up about another topic, "warm"
@@ -118,9 +122,12 @@ def main() -> None:
     rss_gen = peak_rss_gib()
 
     # the paper's TAIMR (experiment=paper's retriever, configs/retriever/taimr.yaml) as
-    # evaluate.py builds it; uniform attention: no GAT is trained on a synthetic graph
+    # evaluate.py builds it; uniform attention: no GAT is trained on a synthetic graph; a
+    # beam of 64 (module doc: the paper's unpruned search does not finish at this scale)
     cfg = compose_config(
-        "evaluate", ["retriever=taimr", "retriever.attention=uniform"], os.getcwd()
+        "evaluate",
+        ["retriever=taimr", "retriever.attention=uniform", "retriever.beam_width=64"],
+        os.getcwd(),
     )
     factory = hydra.utils.instantiate(cfg.retriever)
     enc = RandomEncoder(model_id="bench/random")
