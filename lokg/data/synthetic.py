@@ -109,6 +109,30 @@ def synonym_label(
     raise ValueError(f"no free synonym name for relation {label!r}")
 
 
+def _draw_base_relations(
+    kg: KnowledgeGraph,
+    n: int,
+    min_triples: int,
+    rng: np.random.Generator,
+    caller: str,
+    n_key: str,
+    exclude=None,
+    which: str = "relations",
+) -> np.ndarray:
+    """``n`` distinct relations (sorted ids) drawn from those with ``>= min_triples`` triples
+    and not in ``exclude``; a one-line ``ValueError`` naming ``caller`` when too few are."""
+    ok = kg.relation_counts >= min_triples
+    if exclude is not None:
+        ok[np.asarray(exclude, dtype=np.int64)] = False
+    eligible = np.flatnonzero(ok)
+    if len(eligible) < n:
+        raise ValueError(
+            f"{caller}: graph {kg.name!r} has {len(eligible)} {which} with >= "
+            f"{min_triples} triples, fewer than {n_key}={n}"
+        )
+    return np.sort(rng.choice(eligible, size=n, replace=False))
+
+
 def plant_synonyms(
     kg: KnowledgeGraph,
     num_synonyms: int = 30,
@@ -134,15 +158,10 @@ def plant_synonyms(
     lo, hi = share
     if not 0.0 < lo <= hi < 1.0:
         raise ValueError(f"plant_synonyms: share must satisfy 0 < lo <= hi < 1, got {share}")
-    counts = kg.relation_counts
-    eligible = np.flatnonzero(counts >= min_triples)
-    if len(eligible) < num_synonyms:
-        raise ValueError(
-            f"plant_synonyms: graph {kg.name!r} has {len(eligible)} relations with >= "
-            f"{min_triples} triples, fewer than num_synonyms={num_synonyms}"
-        )
     rng = np.random.default_rng(seed)
-    base = np.sort(rng.choice(eligible, size=num_synonyms, replace=False))
+    base = _draw_base_relations(
+        kg, num_synonyms, min_triples, rng, "plant_synonyms", "num_synonyms"
+    )
     shares = rng.uniform(lo, hi, num_synonyms)
     R0 = kg.num_relations
     syn_of_base = np.full(R0, -1)
@@ -217,18 +236,11 @@ def plant_correlated(
     """
     if any(not 0.0 <= p <= 1.0 for p in agreement) or not agreement:
         raise ValueError(f"plant_correlated: agreement shares must be in [0, 1], got {agreement}")
-    counts = kg.relation_counts
-    ok = counts >= min_triples
-    if exclude is not None:
-        ok[np.asarray(exclude, dtype=np.int64)] = False
-    eligible = np.flatnonzero(ok)
-    if len(eligible) < num_pairs:
-        raise ValueError(
-            f"plant_correlated: graph {kg.name!r} has {len(eligible)} eligible relations with "
-            f">= {min_triples} triples, fewer than num_pairs={num_pairs}"
-        )
     rng = np.random.default_rng(seed)
-    base = np.sort(rng.choice(eligible, size=num_pairs, replace=False))
+    base = _draw_base_relations(
+        kg, num_pairs, min_triples, rng, "plant_correlated", "num_pairs", exclude=exclude,
+        which="eligible relations",
+    )  # fmt: skip
     shares = np.array([agreement[i % len(agreement)] for i in range(num_pairs)], dtype=float)
     R0, E = kg.num_relations, kg.num_entities
     uniq = kg.unique_triples()
