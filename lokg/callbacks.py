@@ -23,7 +23,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from pytorch_lightning.callbacks import early_stopping as _pl_early_stopping
 
-__all__ = ["EarlyStopping", "stopping_key"]
+__all__ = ["EarlyStopping", "stopping_key", "stopping_nodes"]
 
 _Reason = _pl_early_stopping.EarlyStoppingReason
 
@@ -105,3 +105,10 @@ def stopping_key(cfg: DictConfig) -> dict | None:
         return None
     keys = ("monitor", "mode", "patience", "min_steps", "min_delta", "stopping_threshold")
     return {k: plain.get(k) for k in keys}
+
+
+def stopping_nodes(cfg: DictConfig) -> tuple:
+    """:func:`stopping_key` as extra key nodes: ``()`` without early stopping, so a key built
+    with them is the one it was before early stopping existed."""
+    key = stopping_key(cfg)
+    return () if key is None else (key,)

@@ -43,7 +43,7 @@ from pytorch_lightning.trainer.states import TrainerFn
 from pytorch_lightning.utilities.exceptions import SIGTERMException
 
 from lokg.artifacts import config_key
-from lokg.callbacks import stopping_key
+from lokg.callbacks import stopping_nodes
 from lokg.errors import Interrupted
 
 __all__ = [
@@ -108,10 +108,9 @@ def resume_path(cfg: DictConfig, artifact_dir: Path, stage: str, seed: int) -> P
         return OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
 
     trainer = {k: plain(cfg.trainer[k]) for k in cfg.trainer if k not in RUN_LOCAL_TRAINER_KEYS}
-    stopping = stopping_key(cfg)
     key = config_key(
         cfg.data, cfg.model, trainer, cfg.get("embedder"), cfg.get("scos"), seed,
-        cfg.get("ckpt_path"), *(() if stopping is None else (stopping,)),
+        cfg.get("ckpt_path"), *stopping_nodes(cfg),
     )  # fmt: skip
     return Path(artifact_dir) / "resume" / f"{stage}-{key}.ckpt"
 

@@ -37,7 +37,7 @@ from lokg.artifacts import (
     mark_latest,
     stage_dir,
 )
-from lokg.callbacks import stopping_key
+from lokg.callbacks import stopping_nodes
 from lokg.kg.atomic import atomic_directory
 from lokg.kg.graph import KnowledgeGraph
 
@@ -139,9 +139,7 @@ def training_key(cfg: DictConfig, *nodes) -> str:
     on) and, when it can stop early, the early-stopping settings
     (:func:`lokg.callbacks.stopping_key`; absent otherwise, so the keys of runs without it
     are those they had before it existed)."""
-    stopping = stopping_key(cfg)
-    extra = () if stopping is None else (stopping,)
-    return config_key(cfg.model, cfg.trainer.get("max_epochs"), *nodes, *extra)
+    return config_key(cfg.model, cfg.trainer.get("max_epochs"), *nodes, *stopping_nodes(cfg))
 
 
 def scos_stage_dir(cfg: DictConfig, datamodule, seed: int) -> Path:
