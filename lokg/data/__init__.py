@@ -6,6 +6,7 @@ from lokg.data.sources import (
     CustomSource,
     DatasetSource,
     EvidenceSource,
+    GeneratedSource,
     PathQuestionSource,
     RoGSource,
 )
@@ -14,6 +15,7 @@ __all__ = [
     "CustomSource",
     "DatasetSource",
     "EvidenceSource",
+    "GeneratedSource",
     "KGQADataModule",
     "PathQuestionSource",
     "RoGSource",

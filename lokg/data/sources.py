@@ -12,6 +12,8 @@ A source reads raw files and returns a :class:`RawDataset`; the
 - :class:`EvidenceSource` — the offline WebQSP/CWQ test questions with small GPT-labelled
   evidence pools bundled in ``lokg/resources/data/evidence``.  **Not the paper's setting**
   (no Freebase subgraphs); its name always carries the ``_evidence`` suffix.
+- :class:`GeneratedSource` — questions beyond chains (conjunctions, constraints, many
+  answers) generated over a PathQuestion KB (:mod:`lokg.data.question_sets`); ``beyond_*``.
 - :class:`CustomSource` — bring your own KG file and questions JSONL.
 
 Every source takes ``inverse`` (``data.source.inverse``: ``auto`` | ``always`` | ``never``,
@@ -30,11 +32,12 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from lokg.data.question_sets import GENERATOR_VERSION, KINDS, generate, mine_phrasings
 from lokg.data.splits import SPLITS
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
@@ -57,6 +60,7 @@ __all__ = [
     "CustomSource",
     "DatasetSource",
     "EvidenceSource",
+    "GeneratedSource",
     "PathQuestionSource",
     "RawDataset",
     "RoGSource",
@@ -182,6 +186,97 @@ class PathQuestionSource(DatasetSource):
         kg, kb_report = read_kg(kb_path, fmt="tsv", header="none", name=self.name)
         questions, q_report = read_pathquestion(qa_path, prefix=self.name, kg=kg)
         reports = [kb_report.summary(), q_report.summary()]
+        return RawDataset(kg, questions, reports=reports, questions_file=str(qa_path))
+
+
+class GeneratedSource(PathQuestionSource):
+    """Questions beyond chains generated over a PathQuestion KB (issue 28 §1,
+    :mod:`lokg.data.question_sets`): conjunctions of two anchors, chains with a constraint,
+    chains with many answers, worded with the phrasings the variant's own questions use.
+
+    Not a published dataset: every name starts ``beyond_``, ids are
+    ``<name>-<kind>-<n>`` (so reports can break rows down by kind), and the generation
+    settings enter the fingerprint.
+
+    Args:
+        variant: the PathQuestion variant whose KB is the graph and whose questions give the
+            wordings (``PQ-3H``, ``PQL-2H``, ...).
+        kinds: which of :data:`lokg.data.question_sets.KINDS` to generate.
+        size: patterns per kind, at most (each worded ``wordings`` times).
+        seed: the draw (fixed in the configs).
+        wordings: texts per pattern.
+        min_count: a phrasing is kept when PathQuestion uses it this often for the relation.
+        name: dataset name (default ``beyond_<variant>``).
+        inverse: ``auto`` | ``always`` | ``never`` (module docstring).
+    """
+
+    paper_setting = False
+
+    def __init__(
+        self,
+        variant: str,
+        kinds: Sequence[str] = KINDS,
+        size: int = 400,
+        seed: int = 0,
+        wordings: int = 2,
+        min_count: int = 2,
+        name: str | None = None,
+        inverse: str = "auto",
+    ):
+        super().__init__(variant, name=None, inverse=inverse)
+        self.name = name or "beyond_" + variant.lower().replace("-", "")
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+        unknown = [k for k in kinds if k not in KINDS]
+        if unknown or not kinds:
+            raise InputError(f"data.source.kinds={kinds!r}; expected a non-empty subset of {KINDS}")
+        for key, value in (("size", size), ("wordings", wordings), ("min_count", min_count)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"data.source.{key}={value!r}; expected an integer >= 1")
+        self.kinds = kinds
+        self.size, self.seed, self.wordings, self.min_count = size, seed, wordings, min_count
+
+    def config(self) -> dict:
+        return {
+            **super().config(),
+            "generator": GENERATOR_VERSION,
+            "kinds": self.kinds,
+            "size": self.size,
+            "seed": self.seed,
+            "wordings": self.wordings,
+            "min_count": self.min_count,
+        }
+
+    def load(self) -> RawDataset:
+        qa_path, kb_path = self.files()
+        kg, kb_report = read_kg(kb_path, fmt="tsv", header="none", name=self.name)
+        chains, _ = read_pathquestion(qa_path, prefix=self.name, kg=kg)
+        triples = [kg.labeled(i) for i in range(kg.num_triples)]
+        book = mine_phrasings(chains, triples, min_count=self.min_count)
+        questions: list[Question] = []
+        counts = []
+        for kind in self.kinds:
+            made = generate(
+                kind,
+                triples,
+                book,
+                size=self.size,
+                seed=self.seed,
+                prefix=f"{self.name}-{kind}",
+                wordings=self.wordings,
+            )
+            questions += made
+            counts.append(f"{kind} {len(made)}")
+        reports = [
+            kb_report.summary(),
+            f"{qa_path}: wordings of {len(book.phrases)} relations mined from "
+            f"{book.parsed} of {book.lines} lines",
+            f"generated (seed {self.seed}): " + ", ".join(counts),
+        ]
+        if not questions:
+            raise InputError(
+                f"data.source.kinds={self.kinds}: no question of these kinds exists over "
+                f"{kb_path}; expected a KG with multi-valued relations"
+            )
         return RawDataset(kg, questions, reports=reports, questions_file=str(qa_path))
 
 
