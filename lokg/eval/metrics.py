@@ -32,6 +32,10 @@ key                       definition
 ``calls/q``               §3.2(g): mean LLM calls per question (counted by the client).
 ``coverage``              fraction of questions (where measured) whose injected context
                           contains a gold answer.
+``answer_recall``         answer recall at the run's budget B (issue 28, beyond the paper):
+                          per question the share of *all* its gold answers that the injected
+                          context contains, averaged where measured (= coverage when every
+                          question has one answer; the measure for many-answer questions).
 ``retrieval_latency_s``   mean retrieval wall time per question, seconds.
 ``failed``                fraction of questions recorded as failed (scored as wrong).
 ``truncated``             fraction of questions with an LLM reply cut at the generation limit
@@ -68,6 +72,7 @@ METRIC_KEYS = (
     "empty_contexts",
     "calls/q",
     "coverage",
+    "answer_recall",
     "retrieval_latency_s",
     "failed",
     "truncated",
@@ -91,6 +96,8 @@ class QuestionScore:
         t_naive: tokens of the naive full serialisation (TCR denominator); None if not
             measured.
         covered: whether the injected context contains a gold answer; None if not measured.
+        answer_recall: the share of the gold answers the injected context contains; None if
+            not measured.
         retrieval_latency_s: retrieval wall time in seconds; None if not measured.
         failed: the question was recorded as failed (no answer after all retries).
         truncated: an LLM reply of the question was cut at the generation limit.
@@ -113,6 +120,7 @@ class QuestionScore:
     completion_tokens: int = 0
     empty_context: bool | None = None
     truncated: bool = False
+    answer_recall: float | None = None
 
 
 def set_scores(predictions: Iterable[str], gold: Iterable[str]) -> tuple[float, float, float]:
@@ -168,7 +176,12 @@ def score_question(
     text = "\n".join(predictions) if output_text is None else output_text
     hit = float(any(text_contains_answer(text, g) for g in gold))
     precision, recall, f1 = set_scores(predictions, gold)
-    covered = None if context is None else any(text_contains_answer(context, g) for g in gold)
+    found = None if context is None else [text_contains_answer(context, g) for g in gold]
+    covered = None if found is None else any(found)
+    # recall over the distinct normalised gold answers (a label listed twice counts once)
+    distinct = {normalize_answer(g): f for g, f in zip(gold, found or [], strict=False)}
+    distinct.pop("", None)
+    recall_in_context = None if found is None else sum(distinct.values()) / len(distinct)
     return QuestionScore(
         hits1=hits1,
         hit=hit,
@@ -183,6 +196,7 @@ def score_question(
         t_after=t_after,
         t_naive=t_naive,
         covered=covered,
+        answer_recall=recall_in_context,
         empty_context=None if context is None else not context,
         retrieval_latency_s=retrieval_latency_s,
         failed=failed,
@@ -209,6 +223,8 @@ _SUM_STATES = (
     "tcr_n",
     "covered",
     "coverage_n",
+    "answer_recall_sum",
+    "answer_recall_n",
     "latency_sum",
     "latency_n",
     "failed",
@@ -262,6 +278,9 @@ class KGQAMetrics(Metric):
             if s.covered is not None:
                 self.covered += float(s.covered)
                 self.coverage_n += 1
+            if s.answer_recall is not None:  # a record written before it existed has none
+                self.answer_recall_sum += s.answer_recall
+                self.answer_recall_n += 1
             if s.retrieval_latency_s is not None:
                 self.latency_sum += s.retrieval_latency_s
                 self.latency_n += 1
@@ -289,6 +308,7 @@ class KGQAMetrics(Metric):
             "empty_contexts": float(self.empty_contexts),
             "calls/q": mean(self.calls, n),
             "coverage": mean(self.covered, float(self.coverage_n)),
+            "answer_recall": mean(self.answer_recall_sum, float(self.answer_recall_n)),
             "retrieval_latency_s": mean(self.latency_sum, float(self.latency_n)),
             "failed": mean(self.failed, n),
             "truncated": mean(self.truncated, n),

@@ -48,6 +48,20 @@ def test_coverage_is_measured_only_with_a_context():
     assert score_question(["x"], ["Paris"], context="(france, capital, lyon)").covered is False
 
 
+def test_answer_recall_is_the_share_of_all_gold_answers_in_the_context():
+    ctx = "(ann, children, cal) (ann, children, dee)"
+    s = score_question(["cal"], ["Cal", "dee", "eve", "fay"], context=ctx)
+    assert s.covered is True and s.answer_recall == pytest.approx(2 / 4)
+    # one answer listed twice (after normalisation) counts once; no context: unmeasured
+    assert score_question(["x"], ["cal", "Cal", "eve"], context=ctx).answer_recall == 0.5
+    assert score_question(["x"], ["cal"]).answer_recall is None
+    m = aggregate([score_question(["x"], ["cal", "eve"], context=ctx),
+                   score_question(["x"], ["dee"], context=ctx),
+                   score_question(["x"], ["dee"])])  # fmt: skip
+    assert m["answer_recall"] == pytest.approx((0.5 + 1.0) / 2)
+    assert m["coverage"] == pytest.approx(1.0)
+
+
 def make(h1, hit, f1, tok, calls, ta, tn, cov, lat, failed=False, p=None, r=None):
     return QuestionScore(h1, hit, f1 if p is None else p, f1 if r is None else r, f1, tok, tok,
                          calls, ta, tn, cov, lat, failed)  # fmt: skip
