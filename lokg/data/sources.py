@@ -478,16 +478,49 @@ class EvidenceSource(RoGSource):
     Built by ``scripts/build_evidence_sets.py`` from public files (see the SOURCE.txt next
     to the data).  This is **not** the paper's setting (the paper retrieves from Freebase
     subgraphs); every report names it ``<dataset>_evidence``.
+
+    Args:
+        which: ``webqsp`` or ``cwq``.
+        inverse: ``auto`` | ``always`` | ``never`` (module docstring).
+        resplit: split the test questions 8:1:1 with the package's split
+            (``data.split_*``), so a model can be trained on the stand-in (issue 28): no
+            official train split exists offline. The name becomes
+            ``<which>_evidence_resplit``; its test split is a tenth of the original test set.
     """
 
     paper_setting = False
     CHOICES = ("webqsp", "cwq")
 
-    def __init__(self, which: str, inverse: str = "auto"):
+    def __init__(self, which: str, inverse: str = "auto", resplit: bool = False):
         if which not in self.CHOICES:
             raise InputError(f"data.source.which={which!r}; expected one of {list(self.CHOICES)}")
+        if not isinstance(resplit, bool):
+            raise InputError(f"data.source.resplit={resplit!r}; expected true or false")
         path = resource_path("data", "evidence", f"{which}_evidence.jsonl.gz")
-        super().__init__(name=f"{which}_evidence", files={"test": str(path)}, inverse=inverse)
+        name = f"{which}_evidence" + ("_resplit" if resplit else "")
+        super().__init__(name=name, files={"test": str(path)}, inverse=inverse)
+        self.which, self.resplit = which, resplit
+
+    def config(self) -> dict:
+        return {**super().config(), **({"resplit": True} if self.resplit else {})}
+
+    def load(self) -> RawDataset:
+        raw = super().load()
+        if self.resplit:
+            raw.questions = list(raw.questions["test"])  # type: ignore[index]
+            raw.presplit = False
+            raw.questions_file = str(self.files()[0])
+        return raw
+
+    def question_types(self) -> dict[str, str]:
+        """Question id -> CWQ's ``compositionality_type`` (conjunction, composition,
+        comparative, superlative; ``cwq_types.json.gz``, SOURCE.txt); empty for WebQSP, which
+        has no such field."""
+        if self.which != "cwq":
+            return {}
+        path = resource_path("data", "evidence", "cwq_types.json.gz")
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return json.load(fh)
 
 
 # --------------------------------------------------------------------------- custom

@@ -19,6 +19,11 @@ no (topic, chain) pair appears in two splits.
 every test chain is one no training question uses: the held-out-template split for
 generalisation claims.  A question without a gold path falls back to its text key.
 
+``group_by="topic"``: the sorted topic entities (plus the text key), whatever the path: for
+question sets without gold paths whose questions are built from one seed question (CWQ
+composes several questions from one WebQSP question about the same topic entity), so no
+topic entity set is in two splits.  Stricter than ``question``.
+
 A split with a positive ratio that comes out empty (too few questions, or too few distinct
 groups) is an :class:`~lokg.errors.InputError` naming the sizes, never a silent empty
 validation or test set.
@@ -38,7 +43,7 @@ from lokg.errors import InputError
 from lokg.typing import Question
 
 SPLITS = ("train", "val", "test")
-GROUP_BY = ("question", "template")
+GROUP_BY = ("question", "template", "topic")
 #: earlier names, accepted with a deprecation line for one release
 GROUP_BY_ALIASES = {"path": "question"}
 
@@ -101,9 +106,11 @@ def relation_chain(q: Question) -> tuple[str, ...]:
 
 def question_keys(q: Question, group_by: str = "question") -> list[str]:
     """The keys that make two lines one group: the normalised text, and the (sorted topic
-    entities, relation chain) of the gold path (``question``) or the chain alone
-    (``template``)."""
+    entities, relation chain) of the gold path (``question``), the chain alone
+    (``template``) or the sorted topic entities alone (``topic``)."""
     keys = [f"text:{normalise_text(q.text)}"]
+    if group_by == "topic":
+        return [*keys, "topic:" + json.dumps(sorted(q.topic_entities))]
     chain = relation_chain(q)
     if chain:
         if group_by == "template":

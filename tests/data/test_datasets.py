@@ -348,6 +348,20 @@ def test_evidence_sets_are_labelled_as_not_the_paper_setting(tmp_path):
         EvidenceSource("freebase")
 
 
+def test_an_evidence_set_resplit_for_training_is_named_so_and_keeps_cwq_types(tmp_path):
+    src = EvidenceSource("cwq", resplit=True)
+    assert src.name == "cwq_evidence_resplit" and src.paper_setting is False
+    assert src.fingerprint() != EvidenceSource("cwq").fingerprint()
+    raw = src.load()
+    assert raw.presplit is False and len(raw.questions) == 3520
+    types = src.question_types()
+    assert set(types.values()) == {"conjunction", "composition", "comparative", "superlative"}
+    assert all(q.id in types for q in raw.questions)
+    assert EvidenceSource("webqsp").question_types() == {}
+    with pytest.raises(InputError, match="data.source.resplit='yes'; expected true or false"):
+        EvidenceSource("cwq", resplit="yes")
+
+
 def test_custom_dataset_bring_your_own_kg(tmp_path):
     kg = tmp_path / "kg.csv"
     kg.write_text("subject,predicate,object\nparis,capital_of,france\nberlin,capital_of,germany\n")

@@ -106,6 +106,23 @@ def test_template_split_holds_out_relation_chains():
     assert template_seen_share(by_question["train"], by_question["test"]) == 1.0
 
 
+def test_topic_split_keeps_a_topic_entity_set_in_one_split():
+    # CWQ-style: several questions built from one seed share their topic entities, no path
+    qs = [Question(f"q{i}", f"question {i}", (f"a{i}",), (f"e{i % 60}",)) for i in range(600)]
+    split = split_questions(qs, seed=0, group_by="topic")
+    where = {}
+    for name, part in split.items():
+        for q in part:
+            where.setdefault(q.topic_entities, set()).add(name)
+    assert all(len(names) == 1 for names in where.values())
+    assert min(len(part) for part in split.values()) > 0
+    by_question = split_questions(qs, seed=0)  # texts differ: topics spread over splits
+    assert any(
+        len({n for n, part in by_question.items() for q in part if q.topic_entities == t}) > 1
+        for t in where
+    )
+
+
 def test_template_seen_share_by_hand():
     def q(i, chain):
         return Question(f"q{i}", f"t{i}", ("a",), ("e",), tuple(("e", r, "a") for r in chain))
@@ -135,8 +152,8 @@ def test_different_seed_different_split():
         ({"ratios": (float("nan"), 0.5, 0.5)}, "data.split_ratios=[nan, 0.5, 0.5]; expected"),
         ({"ratios": ("a", 0.5, 0.5)}, "data.split_ratios=['a', 0.5, 0.5]; expected"),
         (
-            {"group_by": "topic"},
-            "data.split_group_by='topic'; expected one of ('question', 'template')",
+            {"group_by": "anchor"},
+            "data.split_group_by='anchor'; expected one of ('question', 'template', 'topic')",
         ),
     ],
 )
