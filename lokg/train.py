@@ -36,7 +36,12 @@ def format_stats(stats: dict) -> str:
         + (
             ""
             if stats.get("paper_setting", True)
-            else "  [offline stand-in, not the paper's setting]"
+            else "  [not the paper's setting: "
+            + (
+                "generated questions]"
+                if stats["dataset"].startswith("beyond_")
+                else "offline stand-in]"
+            )
         ),
         f"  KG: {stats['entities']:,} entities, {stats['relations']:,} relations, "
         f"{stats['triples']:,} triples",

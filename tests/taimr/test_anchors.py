@@ -1,0 +1,90 @@
+"""Several anchors (lokg/taimr/anchors.py): each anchor's view, its exact support and the
+product-of-experts join, by hand on a small family graph."""
+
+import math
+
+import numpy as np
+import pytest
+
+from lokg.kg.graph import KnowledgeGraph
+from lokg.taimr.anchors import ANCHOR_MARK, anchor_support, anchor_view, join
+
+TRIPLES = [
+    ("ann", "children", "cal"),
+    ("ann", "children", "dee"),
+    ("ann", "children", "eve"),
+    ("bob", "children", "cal"),
+    ("bob", "children", "dee"),
+    ("bob", "children", "fay"),
+    ("cal", "gender", "male"),
+    ("dee", "gender", "female"),
+    ("fay", "gender", "male"),
+]
+
+
+@pytest.fixture(scope="module")
+def kg():
+    return KnowledgeGraph.from_labeled_triples(TRIPLES)
+
+
+def hops(kg, probs: dict, stop: float, L: int = 2):
+    """``[L, 2R]`` log-probabilities: ``probs`` maps a step label (``r`` or ``r^-1``) to its
+    probability at every hop; every other step relation gets a tiny one."""
+    R = kg.num_relations
+    logp = np.full((L, 2 * R), math.log(1e-6))
+    for label, p in probs.items():
+        inverse = label.endswith("^-1")
+        r = kg.relations[label.removesuffix("^-1")] + (R if inverse else 0)
+        logp[:, r] = math.log(p)
+    return logp, np.full(L, math.log(stop))
+
+
+def test_a_view_marks_the_walked_anchor_only_when_there_are_several():
+    text = "what is both Ann Lee 's son and bob 's son ?"
+    assert anchor_view(text, "ann_lee", ["ann_lee"]) == text
+    assert anchor_view(text, "ann_lee", ["ann_lee", "bob"]) == (
+        f"what is both {ANCHOR_MARK} 's son and bob 's son ?"
+    )
+    assert anchor_view(text, "bob", ["ann_lee", "bob"]).endswith(f"and {ANCHOR_MARK} 's son ?")
+    assert anchor_view(text, "carl", ["carl", "bob"]) == text  # not mentioned: unchanged
+    assert anchor_view("the son of bobby and bob ?", "bob", ["x", "bob"]) == (
+        f"the son of bobby and {ANCHOR_MARK} ?"
+    )  # a whole mention, not a prefix of another word
+
+
+def test_support_sums_every_path_exactly_as_the_walk_scores_it(kg):
+    logp, stop = hops(kg, {"children": 0.5, "gender": 0.5}, stop=0.9)
+    ann, cal, dee = (kg.entities[x] for x in ("ann", "cal", "dee"))
+    got = anchor_support(kg, ann, [cal, dee], logp, stop, max_hops=2)
+    # one path ann -children-> cal: log 0.5 - log deg_children(ann) = log 0.5 - log 3, + stop
+    want = math.log(0.5) - math.log(3) + math.log(0.9)
+    assert got[cal][0] == pytest.approx(want)
+    assert got[cal][1].entities == (ann, cal) and len(got[cal][1].triple_ids) == 1
+    assert set(got) == {cal, dee}
+    # from a gender value: male -gender^-1-> cal (deg 2 at male), never the 3-step detour
+    male = kg.entities["male"]
+    logp, stop = hops(kg, {"gender^-1": 0.8, "children": 0.1}, stop=0.9)
+    got = anchor_support(kg, male, [cal, dee], logp, stop, max_hops=2)
+    assert set(got) == {cal}  # dee is female: male reaches her only through 3 steps
+    assert got[cal][0] == pytest.approx(math.log(0.8) - math.log(2) + math.log(0.9))
+
+
+def test_two_paths_to_one_answer_add_up(kg):
+    # bob reaches male twice in 2 hops: bob -children-> cal -gender-> male, and via fay
+    logp, stop = hops(kg, {"children": 0.5, "gender": 0.5}, stop=0.9)
+    bob, male = kg.entities["bob"], kg.entities["male"]
+    got = anchor_support(kg, bob, [male], logp, stop, max_hops=2)
+    one = math.log(0.5) - math.log(3) + math.log(0.5) - math.log(1)  # bob -> cal -> male
+    assert got[male][0] == pytest.approx(float(np.logaddexp(one, one)))  # via cal and fay
+
+
+def test_join_ranks_answers_supported_by_every_anchor_first(kg):
+    logp, stop = hops(kg, {"children": 0.5}, stop=0.9)
+    ann, bob = kg.entities["ann"], kg.entities["bob"]
+    kids = [kg.entities[x] for x in ("cal", "dee", "eve", "fay")]
+    per = [anchor_support(kg, a, kids, logp, stop, 2) for a in (ann, bob)]
+    ranked = join([*per, {}])  # an anchor reaching no candidate is left out
+    top = {kg.entities.label(j.entity) for j in ranked[:2]}
+    assert top == {"cal", "dee"} and [j.supported_by for j in ranked] == [2, 2, 1, 1]
+    assert ranked[0].log_prob == pytest.approx(2 * (math.log(0.5) - math.log(3) + math.log(0.9)))
+    assert len(ranked[0].paths) == 2
