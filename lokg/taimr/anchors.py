@@ -36,7 +36,15 @@ import numpy as np
 
 from lokg.kg.graph import KnowledgeGraph
 
-__all__ = ["ANCHOR_MARK", "AnchorPath", "Joined", "anchor_support", "anchor_view", "join"]
+__all__ = [
+    "ANCHOR_MARK",
+    "AnchorPath",
+    "Joined",
+    "anchor_arm",
+    "anchor_support",
+    "anchor_view",
+    "join",
+]
 
 #: what replaces the walked anchor's mention in its view of the question (a token the
 #: sentence encoder's tokenizer keeps whole)
@@ -60,6 +68,39 @@ def anchor_view(text: str, anchor: str, anchors: Sequence[str]) -> str:
         return text
     marked, n = _mention_pattern(anchor).subn(ANCHOR_MARK, text, count=1)
     return marked if n else text
+
+
+def anchor_arm(
+    gold_path: Sequence[tuple[str, str, str]], anchor: str, answers: Sequence[str]
+) -> tuple[str, ...] | None:
+    """The step labels of ``anchor``'s arm of a gold path: the shortest walk over the gold
+    path's triples (either direction; ``r^-1`` for a triple walked tail -> head, as the walk
+    labels its steps) from ``anchor`` to the first answer the path names; ``None`` when the
+    path does not join them.
+
+    A chain ``A -r1-> m -r2-> a`` gives ``(r1, r2)``; a conjunction ``[(A, r1, x), (B, r2,
+    x)]`` gives ``(r1,)`` for A and ``(r2,)`` for B; a constraint ``[(A, r1, x), (x, rc, v)]``
+    gives ``(rc^-1,)`` for the value v.
+    """
+    names = {n for h, _, t in gold_path for n in (h, t)}
+    goal = next((a for a in answers if a in names), None)
+    if goal is None or anchor not in names:
+        return None
+    steps: dict[str, list[tuple[str, str]]] = {}
+    for h, r, t in gold_path:
+        steps.setdefault(h, []).append((r, t))
+        steps.setdefault(t, []).append((f"{r}^-1", h))
+    arm: dict[str, tuple[str, ...]] = {anchor: ()}
+    queue = deque([anchor])
+    while queue:
+        u = queue.popleft()
+        if u == goal and arm[u]:
+            return arm[u]
+        for label, v in steps.get(u, []):
+            if v not in arm:
+                arm[v] = (*arm[u], label)
+                queue.append(v)
+    return None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lokg.kg.graph import KnowledgeGraph
-from lokg.taimr.anchors import ANCHOR_MARK, anchor_support, anchor_view, join
+from lokg.taimr.anchors import ANCHOR_MARK, anchor_arm, anchor_support, anchor_view, join
 
 TRIPLES = [
     ("ann", "children", "cal"),
@@ -88,3 +88,15 @@ def test_join_ranks_answers_supported_by_every_anchor_first(kg):
     assert top == {"cal", "dee"} and [j.supported_by for j in ranked] == [2, 2, 1, 1]
     assert ranked[0].log_prob == pytest.approx(2 * (math.log(0.5) - math.log(3) + math.log(0.9)))
     assert len(ranked[0].paths) == 2
+
+
+def test_each_anchor_learns_its_own_arm_of_the_gold_path():
+    chain = [("a", "r1", "m"), ("m", "r2", "x")]
+    assert anchor_arm(chain, "a", ["x"]) == ("r1", "r2")
+    conjunction = [("a", "r0", "m"), ("m", "r2", "x"), ("b", "r1", "x")]
+    assert anchor_arm(conjunction, "a", ["x", "y"]) == ("r0", "r2")
+    assert anchor_arm(conjunction, "b", ["y", "x"]) == ("r1",)
+    constraint = [("a", "r1", "x"), ("x", "gender", "male")]
+    assert anchor_arm(constraint, "male", ["x"]) == ("gender^-1",)
+    assert anchor_arm(constraint, "zed", ["x"]) is None  # not on the path
+    assert anchor_arm(constraint, "a", ["q"]) is None  # the path names no answer
