@@ -99,7 +99,11 @@ def test_summaries_roundtrip_and_cli(tmp_path, capsys):
     for s in (1, 2):
         write_run_summary(tmp_path / f"seed{s}", run(s, 0.5 + 0.1 * s, 0.5, 100))
     extractive = RunSummary(
-        dataset="PQ-2hop", method="LOKG", ablation="full", llm="extractive", seed=1,
+        dataset="PQ-2hop",
+        method="LOKG",
+        ablation="full",
+        llm="extractive",
+        seed=1,
         metrics={"p@1k": math.nan},
     )
     write_run_summary(tmp_path / "extractive", extractive)
