@@ -31,6 +31,7 @@ from lokg.labels import RunLabel, artifact_departures, run_label
 from lokg.llm import build_reader
 from lokg.paper import departures
 from lokg.pipeline import LOKG, check_budget_scope
+from lokg.show import evidence_view, find_question, log_view, write_page
 from lokg.tokens import check_budget
 from lokg.train import format_stats, instantiate_list, resolve_seed
 from lokg.typing import Question
@@ -157,11 +158,9 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
     ``questions``: ask these instead of the split's (e.g. a restyled split,
     ``bench/bench_question_style.py``), on the split's graph; a digest of their records joins
     the run key, so a changed set never resumes another set's results.
-    ``show=<question id>``: write that question's evidence page instead (lokg.show).
+    ``show=<question id>``: write that question's evidence page instead (:func:`show`).
     """
     if cfg.get("show") is not None:
-        from lokg.show import show
-
         return show(cfg)
     configure_console(cfg.verbose)
     budget = check_budget(cfg.budget)
@@ -246,6 +245,47 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         "metrics": metrics, "run_dir": run_dir, "summary": summary_path, "records": records,
         "seed": seed,
     }  # fmt: skip
+
+
+def show(cfg: DictConfig) -> dict:
+    """``evaluate.py show=<id>``: answer one question with the configured pipeline, print its
+    retrieval and encoding in one line, and write its evidence page (:mod:`lokg.show`, which
+    renders the encoder's record of its decision) to
+    ``<log_dir>/evaluate/show/<dataset>/<id>.html``; nothing is recorded in the results files.
+    Returns ``{"page": Path, "view": EvidenceView}``."""
+    configure_console(cfg.verbose)
+    pl.seed_everything(resolve_seed(cfg.seed), workers=True)
+    reader = build_reader(cfg.llm)
+    try:
+        datamodule = hydra.utils.instantiate(cfg.data)
+        datamodule.prepare_data()
+        datamodule.setup("test")
+        question = find_question(datamodule, str(cfg.show), cfg.split)
+        pipeline = LOKG.from_config(cfg, datamodule, reader)
+        try:
+            out = pipeline.answer(question)
+        finally:
+            pipeline.close()
+    finally:
+        reader.close()
+    label = run_label(cfg, departures(cfg) + artifact_departures(pipeline.artifact_dirs))
+    view = evidence_view(out, pipeline.encoder, configuration=label.configuration)
+    page = Path(cfg.paths.log_dir) / "evaluate" / "show" / datamodule.name / f"{question.id}.html"
+    write_page(view, page)
+    print(
+        f"{question.id}: {len(view.paths)} paths, {len(view.triples)} candidate triples "
+        f"({len(view.dropped)} dropped), evidence {view.evidence_tokens}/{view.evidence_budget} "
+        f"tokens, prompt {view.prompt_tokens} tokens; answers {list(view.answers[:3])}, gold "
+        f"{list(view.gold)}\nevidence page: {page}",
+        flush=True,
+    )
+    loggers = instantiate_list(cfg.get("logger"))
+    if log_view(loggers, view, page):
+        for lg in loggers:
+            lg.finalize("success")
+            if hasattr(lg, "log_table"):  # W&B: this one-question run is complete
+                lg.experiment.finish()
+    return {"page": page, "view": view}
 
 
 def log_to_loggers(cfg: DictConfig, metrics: dict[str, float], records, seed: int) -> None:
