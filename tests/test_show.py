@@ -220,9 +220,7 @@ def test_show_logs_its_rows_to_wandb_offline(pq2h, monkeypatch):
     assert list((media / "html" / "show").glob("page_*.html"))
 
 
-def test_python_m_lokg_show_is_an_alias_of_evaluate_with_one_deprecation_line(
-    monkeypatch, capsys
-):
+def test_python_m_lokg_show_is_an_alias_with_one_deprecation_line(monkeypatch, capsys):
     import runpy
 
     import lokg.show
