@@ -89,6 +89,34 @@ def test_each_budget_curve_method_keeps_its_label(make_cfg, name, expected):
     assert _label(make_cfg, _budget_curve_methods()[name]) == expected
 
 
+#: bench/bench_retrieval.py's ROWS (with their row_label overrides) -> label
+RETRIEVAL_ROWS = {
+    "paper": ("paper", "bench:paper", "full"),
+    "uniform+rules": ("uniform+rules", "bench:uniform+rules", "full"),
+    "learned": ("learned", "bench:learned", "full"),
+    "learned, no name match": ("learned, no name match", "bench:learned_no_name_match", "full"),
+    "learned, free relation table":
+        ("learned, free relation table", "bench:learned_free_relation_table", "full"),
+    "learned, no question in attention":
+        ("learned, no question in attention", "bench:learned_no_question_in_attention", "full"),
+    "learned, frozen question encoder":
+        ("learned, frozen question encoder", "bench:learned_frozen_question_encoder", "full"),
+    "learned, node-normalised walk":
+        ("learned, node-normalised walk", "bench:learned_node-normalised_walk", "full"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("row", "expected"), sorted(RETRIEVAL_ROWS.items()))
+def test_each_retrieval_bench_row_keeps_its_label(make_cfg, row, expected):
+    sys.path.insert(0, str(BENCH))
+    try:
+        from bench_retrieval import ROWS, row_label
+    finally:
+        sys.path.remove(str(BENCH))
+    assert sorted(ROWS) == sorted(RETRIEVAL_ROWS)
+    assert _label(make_cfg, [*ROWS[row][0], *row_label(row)]) == expected
+
+
 def test_every_evaluate_bundle_is_covered():
     configs = BENCH.parent / "configs"
     covered = {o for overrides, _ in EXPECTED for o in overrides}
