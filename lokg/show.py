@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from lokg.errors import InputError
-from lokg.ittc.encoder import EncodedUnits
+from lokg.ittc.encoder import DROPPED, EncodedUnits
 from lokg.ittc.render import GRANULARITIES
 from lokg.llm.accounting import messages_cl100k
 from lokg.llm.prompt import answer_messages
@@ -243,7 +243,7 @@ def evidence_view(output, encoder, configuration: str = "") -> EvidenceView:
             per_cost = {g: int(units.costs[i, j]) for j, g in enumerate(GRANULARITIES)}
         if units.values is not None:
             per_value = {g: float(units.values[i, j]) for j, g in enumerate(GRANULARITIES)}
-        kept = units.rendering[i] != "dropped"
+        kept = units.rendering[i] != DROPPED
         rows.append(
             TripleRow(
                 rank=i + 1,

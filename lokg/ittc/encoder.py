@@ -42,6 +42,7 @@ from lokg.kg.graph import KnowledgeGraph
 from lokg.tokens import DEFAULT_TOKENIZER, Tokenizer, check_budget, get_tokenizer
 
 __all__ = [
+    "DROPPED",
     "EncodedContext",
     "EncodedUnits",
     "Encoder",
@@ -117,6 +118,7 @@ class EncodedUnits:
 
 def _units(
     tokenizer: Tokenizer,
+    *,
     candidates: np.ndarray,
     text: str,
     kept: np.ndarray,
@@ -401,7 +403,15 @@ class Encoder(ABC):
             solver=solver,
             order=order,
             units=_units(
-                self.tokenizer, candidates, text, kept, gran, costs, values, boosted, naive_costs
+                self.tokenizer,
+                candidates=candidates,
+                text=text,
+                kept=kept,
+                granularity=gran,
+                costs=costs,
+                values=values,
+                boosted=boosted,
+                naive_costs=naive_costs,
             ),
             **kw,
         )
