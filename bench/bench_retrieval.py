@@ -144,12 +144,16 @@ def row_config(
             dm = load_datamodule(compose(data, split_data))
             walk_dir = walk_model_dir(dm.artifact_dir, want)
         extra = [f"retriever.model_dir={walk_dir}"]
-    slug = row.replace(" ", "_").replace(",", "")
-    label = [f"method='{row}'", f"configuration=bench:{slug}{tag}"]
-    ov = [*base, *overrides, *extra, f"split={split}", *label]
+    ov = [*base, *overrides, *extra, f"split={split}", *row_label(row, tag)]
     if limit:
         ov.append(f"limit={limit}")
     return compose(data, ov[1:])
+
+
+def row_label(row: str, tag: str = "") -> list[str]:
+    """The overrides naming ``row``'s runs: ``method=<row>``, ``configuration=bench:<slug>``."""
+    slug = row.replace(" ", "_").replace(",", "")
+    return [f"method='{row}'", f"configuration=bench:{slug}{tag}"]
 
 
 def measure_row(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:

@@ -71,7 +71,7 @@ class PathsConfig:
 
 @dataclass
 class _JobConfig:
-    """Keys shared by both entry points: the config groups, paths and run labels."""
+    """Keys shared by both entry points: the config groups both read, paths and tags."""
 
     task_name: str = "job"
     tags: list[str] = field(default_factory=lambda: ["dev"])
@@ -80,9 +80,6 @@ class _JobConfig:
     data: Any = None
     model: Any = None
     scos: Any = None
-    retriever: Any = None
-    encoder: Any = None
-    llm: Any = None
     embedder: Any = None
     trainer: Any = None
     logger: Any = None
@@ -106,6 +103,9 @@ class EvaluateConfig(_JobConfig):
     """``configs/evaluate.yaml``: answer the questions of one split and report metrics."""
 
     task_name: str = "evaluate"
+    retriever: Any = None
+    encoder: Any = None
+    llm: Any = None
     split: str = "test"
     limit: int | None = None
     budget: int = 2048

@@ -10,7 +10,6 @@ questions are skipped, none is asked twice; retrained artifacts start a new resu
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Sequence
@@ -20,19 +19,19 @@ import hydra
 import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
 
-from lokg.artifacts import config_key, scos_mode
-from lokg.baselines import BASELINE_CONFIGURATIONS
+from lokg.artifacts import config_key
 from lokg.console import configure_console
 from lokg.data.splits import SPLITS
-from lokg.errors import InputError
 from lokg.eval.metrics import aggregate
 from lokg.eval.records import question_record
 from lokg.eval.results import ResultsWriter
 from lokg.eval.runner import run_questions
-from lokg.eval.tables import ABLATIONS, RunSummary, write_run_summary
+from lokg.eval.tables import RunSummary, write_run_summary
+from lokg.labels import RunLabel, artifact_departures, run_label
 from lokg.llm import build_reader
-from lokg.paper import departures, gat_departures, transe_departures
+from lokg.paper import departures
 from lokg.pipeline import LOKG, check_budget_scope
+from lokg.show import evidence_view, find_question, log_view, write_page
 from lokg.tokens import check_budget
 from lokg.train import format_stats, instantiate_list, resolve_seed
 from lokg.typing import Question
@@ -104,9 +103,10 @@ def format_metrics(metrics: dict[str, float]) -> str:
     return "\n".join(f"  {k:<22s} {fmt(k, metrics[k])}" for k in keys)
 
 
-def configuration_line(cfg: DictConfig, departed: list[str]) -> str:
-    """What is being run, under its true name, and how it departs from the paper."""
-    head = f"configuration {cfg.configuration!r} ({cfg.method}, ablation {cfg.ablation})"
+def configuration_line(label: RunLabel, departed: list[str]) -> str:
+    """What is being run, under its true name (:func:`lokg.labels.run_label`), and how it
+    departs from the paper."""
+    head = f"configuration {label.configuration!r} ({label.method}, ablation {label.ablation})"
     if not departed:
         return f"{head}: the paper's settings (Tables 3-4, Eqs. (16)/(18))"
     return f"{head}: departs from the paper in\n" + "\n".join(f"  - {d}" for d in departed)
@@ -152,84 +152,15 @@ def warn_no_evidence(records, skipped: bool) -> int:
     return n
 
 
-#: departures a run may list and still be recorded as the paper: the offline encoder, the
-#: TransE checkpoint both configurations share, the added inverse edges the paper's search
-#: runs on (docs/DESIGN.md) and the ablated module
-_PAPER_SHARED = ("embedder.model_id", "transe.export", "data.source.inverse")
-_PAPER_ALLOWED = {
-    "full": _PAPER_SHARED,
-    "no_scos": (*_PAPER_SHARED, "scos.mode"),
-    "no_ittc": (*_PAPER_SHARED, "encoder._target_"),
-    "no_taimr": (*_PAPER_SHARED, "retriever._target_"),
-}
-
-
-def recorded_labels(cfg: DictConfig, ablation: str, departed: list[str]) -> tuple[str, str]:
-    """(method, configuration) as recorded: a run labelled ``experiment=paper`` whose config
-    departs from the paper beyond the offline encoder, the shared TransE checkpoint, the added
-    inverse edges and its ablation is not the paper, and is recorded as ``paper+overrides`` so
-    no table calls it the paper's settings."""
-    if cfg.configuration != "paper":
-        return cfg.method, cfg.configuration
-    allowed = _PAPER_ALLOWED.get(ablation, _PAPER_ALLOWED["full"])
-    extra = [d for d in departed if d.split(":", 1)[0] not in allowed]
-    if not extra:
-        return cfg.method, cfg.configuration
-    log.warning("experiment=paper with overrides (%s): recorded as paper+overrides", extra[0])
-    return f"{cfg.method} + overrides", "paper+overrides"
-
-
-def recorded_ablation(cfg: DictConfig) -> str:
-    """The ablation label that matches what runs, so a summary never says "full" for a run
-    without SCOS (``scos=off`` given directly rather than through ``ablation=no_scos``).
-
-    SCOS off → ``no_scos``, the naive encoder → ``no_ittc``; a label that contradicts the
-    config, or two modules switched off at once, is an input error naming the keys. (Retrievers
-    other than TAIMR are methods of their own, labelled by ``method``: a baseline's row is
-    ``full``, and an ablation of one is an input error.)
-    """
-    if cfg.configuration in BASELINE_CONFIGURATIONS:
-        if cfg.ablation != "full":
-            raise InputError(
-                f"ablation={cfg.ablation} with baseline={cfg.configuration}: Table 6 ablates "
-                "LOKG only; drop the ablation"
-            )
-        return "full"
-    off = []
-    if scos_mode(cfg) == "off":
-        off.append(("no_scos", "scos=off"))
-    if str(cfg.encoder.get("_target_", "")).endswith("NaiveEncoder"):
-        off.append(("no_ittc", "encoder=naive"))
-    label = cfg.ablation
-    if label in ("no_scos", "no_ittc") and label not in [name for name, _ in off]:
-        key = "scos" if label == "no_scos" else "encoder"
-        raise InputError(
-            f"ablation={label} but {key} is on (an override after the ablation?); "
-            "drop the override or the ablation"
-        )
-    if len(off) > 1:
-        raise InputError(
-            f"{' and '.join(why for _, why in off)}: Table 6 ablations remove one module at a "
-            "time; run them separately"
-        )
-    if label == "full" and off:
-        name, why = off[0]
-        log.warning("%s: recorded as ablation %s, not full", why, name)
-        return name
-    return label
-
-
 def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
     """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics.
 
     ``questions``: ask these instead of the split's (e.g. a restyled split,
     ``bench/bench_question_style.py``), on the split's graph; a digest of their records joins
     the run key, so a changed set never resumes another set's results.
-    ``show=<question id>``: write that question's evidence page instead (lokg.show).
+    ``show=<question id>``: write that question's evidence page instead (:func:`show`).
     """
     if cfg.get("show") is not None:
-        from lokg.show import show
-
         return show(cfg)
     configure_console(cfg.verbose)
     budget = check_budget(cfg.budget)
@@ -238,9 +169,7 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         raise ValueError(f"split={cfg.split!r}; expected one of {SPLITS}")
     if cfg.limit is not None and cfg.limit <= 0:
         raise ValueError(f"limit={cfg.limit}; expected a positive number of questions or null")
-    if cfg.ablation not in ABLATIONS:
-        raise ValueError(f"ablation={cfg.ablation!r}; expected one of {list(ABLATIONS)}")
-    ablation = recorded_ablation(cfg)
+    label = run_label(cfg)  # a label the config contradicts fails here, before any work
     seed = resolve_seed(cfg.seed)
     pl.seed_everything(seed, workers=True)
     reader = build_reader(cfg.llm)  # a missing API key fails here, before any work
@@ -256,21 +185,12 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         if not questions:
             raise ValueError(f"{datamodule.name}: split {cfg.split!r} has no questions")
         departed = departures(cfg)
-        print(configuration_line(cfg, departed), flush=True)
+        print(configuration_line(label, departed), flush=True)
         pipeline = LOKG.from_config(cfg, datamodule, reader)
-        gat_dir = pipeline.artifact_dirs.get("gat")
-        if gat_dir is not None:  # how the loaded GAT was trained counts too
-            gat_cfg = OmegaConf.load(gat_dir / "config.yaml")
-            for line in gat_departures(gat_cfg):
-                departed.append(line)
-                print(f"  - {line}", flush=True)
-        transe_dir = pipeline.artifact_dirs.get("transe")
-        if transe_dir is not None and (transe_dir / "transe.json").is_file():
-            # and how the TransE whose e_r the run uses was trained and exported
-            record = json.loads((transe_dir / "transe.json").read_text(encoding="utf-8"))
-            for line in transe_departures(record):
-                departed.append(line)
-                print(f"  - {line}", flush=True)
+        # how the loaded GAT and TransE were trained count too
+        for line in artifact_departures(pipeline.artifact_dirs):
+            departed.append(line)
+            print(f"  - {line}", flush=True)
         provenance = dict(pipeline.provenance)
         if given:
             provenance["questions"] = config_key([q.to_json() for q in questions])
@@ -303,17 +223,69 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         f"reader {reader.label}):\n{format_metrics(metrics)}\nresults: {run_dir}",
         flush=True,
     )
-    method, configuration = recorded_labels(cfg, ablation, departed)
+    label = run_label(cfg, departed)
+    for note in label.notes:
+        log.warning(note)
     summary = RunSummary(
-        dataset, method, ablation, reader.label, seed, metrics, budget, cfg.limit,
-        cfg.split, configuration, tuple(departed),
-    )  # fmt: skip
+        dataset=dataset,
+        method=label.method,
+        ablation=label.ablation,
+        llm=reader.label,
+        seed=seed,
+        metrics=metrics,
+        budget=budget,
+        limit=cfg.limit,
+        split=cfg.split,
+        configuration=label.configuration,
+        departures=tuple(departed),
+    )
     summary_path = write_run_summary(run_dir, summary)
     log_to_loggers(cfg, metrics, records, seed)
     return {
         "metrics": metrics, "run_dir": run_dir, "summary": summary_path, "records": records,
         "seed": seed,
     }  # fmt: skip
+
+
+def show(cfg: DictConfig) -> dict:
+    """``evaluate.py show=<id>``: answer one question with the configured pipeline, print its
+    retrieval and encoding in one line, and write its evidence page (:mod:`lokg.show`, which
+    renders the encoder's record of its decision) to
+    ``<log_dir>/evaluate/show/<dataset>/<id>.html``; nothing is recorded in the results files.
+    Returns ``{"page": Path, "view": EvidenceView}``."""
+    configure_console(cfg.verbose)
+    pl.seed_everything(resolve_seed(cfg.seed), workers=True)
+    reader = build_reader(cfg.llm)
+    try:
+        datamodule = hydra.utils.instantiate(cfg.data)
+        datamodule.prepare_data()
+        datamodule.setup("test")
+        question = find_question(datamodule, str(cfg.show), cfg.split)
+        pipeline = LOKG.from_config(cfg, datamodule, reader)
+        try:
+            out = pipeline.answer(question)
+        finally:
+            pipeline.close()
+    finally:
+        reader.close()
+    label = run_label(cfg, departures(cfg) + artifact_departures(pipeline.artifact_dirs))
+    view = evidence_view(out, pipeline.encoder, configuration=label.configuration)
+    page = Path(cfg.paths.log_dir) / "evaluate" / "show" / datamodule.name / f"{question.id}.html"
+    write_page(view, page)
+    print(
+        f"{question.id}: {len(view.paths)} paths, {len(view.triples)} candidate triples "
+        f"({len(view.dropped)} dropped), evidence {view.evidence_tokens}/{view.evidence_budget} "
+        f"tokens, prompt {view.prompt_tokens} tokens; answers {list(view.answers[:3])}, gold "
+        f"{list(view.gold)}\nevidence page: {page}",
+        flush=True,
+    )
+    loggers = instantiate_list(cfg.get("logger"))
+    if log_view(loggers, view, page):
+        for lg in loggers:
+            lg.finalize("success")
+            if hasattr(lg, "log_table"):  # W&B: this one-question run is complete
+                lg.experiment.finish()
+    return {"page": page, "view": view}
 
 
 def log_to_loggers(cfg: DictConfig, metrics: dict[str, float], records, seed: int) -> None:

@@ -1,14 +1,15 @@
 """The evidence view: one self-contained HTML page that shows how one question was answered.
 
-    python evaluate.py show=pq2h-00001 [any evaluate overrides]      # or
-    python -m lokg.show show=pq2h-00001 [any evaluate overrides]
+    python evaluate.py show=pq2h-00001 [any evaluate overrides]
 
-The page holds the question, its topic entities, the retrieved paths with their scores
-(S_topo of Eq. (16), S_link, S_sem of Eq. (17), S_final of Eq. (18)), every candidate triple
-with the granularity ITTC chose for it, its token cost c(t, k) and value v(t, k) of Eq. (9)
-(and those of the granularities not chosen), the triples that were dropped and why, the
-exact prompt and its token count, the reader's answers and the gold answers. With a W&B
-logger the same rows are logged as tables (``show/paths``, ``show/triples``) beside the page.
+(``python -m lokg.show show=<id>`` still works: it prints one deprecation line and runs
+``evaluate.py``.) The page holds the question, its topic entities, the retrieved paths with
+their scores (S_topo of Eq. (16), S_link, S_sem of Eq. (17), S_final of Eq. (18)), every
+candidate triple with the granularity ITTC chose for it, its token cost c(t, k) and value
+v(t, k) of Eq. (9) (and those of the granularities not chosen), the triples that were dropped
+and why, the exact prompt and its token count, the reader's answers and the gold answers.
+With a W&B logger the same rows are logged as tables (``show/paths``, ``show/triples``)
+beside the page.
 
 Building blocks (usable from a notebook):
 
@@ -16,10 +17,11 @@ Building blocks (usable from a notebook):
     view = evidence_view(out, lokg_pipeline.encoder)  # an EvidenceView (named rows)
     write_page(view, "q.html")                        # render_html(view) -> str
 
-The view reads a :class:`~lokg.pipeline.PipelineOutput` and the encoder's public methods only;
-the costs and values of ITTC are recomputed with the same functions the encoder uses
-(:meth:`~lokg.ittc.encoder.ITTCEncoder.renderings`, :func:`~lokg.ittc.value.triple_values`),
-so they are the numbers the MCKP of Eq. (11) saw.
+This module renders; it computes nothing of the method. The costs, values, renderings and
+dropped triples are those the encoder computed while encoding (``out.context.units``, a
+:class:`~lokg.ittc.encoder.EncodedUnits`), so they are the numbers the MCKP of Eq. (11) saw;
+the encoder object is read for its name and settings only, to word the notes. The job
+behind ``evaluate.py show=<id>`` is :func:`lokg.evaluate.show`.
 """
 
 from __future__ import annotations
@@ -34,11 +36,10 @@ from pathlib import Path
 import numpy as np
 
 from lokg.errors import InputError
+from lokg.ittc.encoder import DROPPED, EncodedUnits
 from lokg.ittc.render import GRANULARITIES
-from lokg.ittc.value import query_boost, triple_values
 from lokg.llm.accounting import messages_cl100k
 from lokg.llm.prompt import answer_messages
-from lokg.pipeline import NUM_BOOST_CANDIDATES
 
 __all__ = [
     "EvidenceView",
@@ -49,7 +50,6 @@ __all__ = [
     "log_view",
     "main",
     "render_html",
-    "show",
     "write_page",
 ]
 
@@ -214,78 +214,54 @@ def evidence_view(output, encoder, configuration: str = "") -> EvidenceView:
     """The :class:`EvidenceView` of one answered question.
 
     Args:
-        output: a :class:`~lokg.pipeline.PipelineOutput` (read by attribute).
-        encoder: the encoder that built ``output.context`` (the pipeline's); ITTC's costs and
-            values are recomputed with its own renderings and Eq. (9).
+        output: a :class:`~lokg.pipeline.PipelineOutput` (read by attribute); its
+            ``context.units`` holds every candidate with the costs and values the encoder
+            weighed.
+        encoder: the encoder that built ``output.context`` (the pipeline's): its name and
+            settings word the notes and the reasons for dropping.
         configuration: a label shown in the page's header.
     """
     q, ctx, ret = output.question, output.context, output.retrieval
     kg = ret.kg
-    # the distinct candidates in the retriever's order: the encoder's N triples
-    ids: list[int] = list(dict.fromkeys(int(t) for t in ret.triple_ids))
-    cand = kg.triples_np[ids].reshape(-1, 3).astype(np.int64)  # [N, 3]
-    key = [tuple(int(x) for x in row) for row in cand]
-    kept_at = {tuple(int(x) for x in row): i for i, row in enumerate(ctx.triples)}
-    text_lines = ctx.text.split("\n") if ctx.text else []
-    n = len(cand)
-
-    in_paths: dict[int, list[int]] = {}
+    units = ctx.units
+    if units is None:  # evidence that is not triples (text passages): none of them placed
+        ids = list(dict.fromkeys(int(t) for t in ret.triple_ids))
+        units = EncodedUnits.none_placed(kg.triples_np[ids])
+    n = len(units)
+    in_paths: dict[tuple[int, ...], list[int]] = {}
     for rank, p in enumerate(ret.paths, start=1):
         for t in p.triple_ids:
-            in_paths.setdefault(int(t), []).append(rank)
-
-    costs = values = None
-    boosted = np.zeros(n, dtype=bool)
-    if n and hasattr(encoder, "renderings") and hasattr(encoder, "betas"):
-        # the pipeline's E_q of Eq. (10): topic entities and the top candidate answers
-        eq = {t.entity for t in ret.topics} | {a.entity for a in ret.answers[:NUM_BOOST_CANDIDATES]}
-        _, _, costs = encoder.renderings(kg, cand)  # [N, K]
-        values = triple_values(kg, cand, eq, encoder.betas, encoder.lambda_boost)  # [N, K]
-        boosted = query_boost(cand, eq, encoder.lambda_boost) > 1.0  # α(t) of Eq. (10)
-    naive_costs = (
-        encoder.tokenizer.count_many(encoder.renderer.naive_lines(kg, cand))
-        if n and hasattr(encoder, "renderer")
-        else np.zeros(n, dtype=np.int64)
-    )
-    min_total = None if costs is None else int(costs.min(axis=1).sum())
+            row = tuple(int(x) for x in kg.triples_np[int(t)])
+            in_paths.setdefault(row, []).append(rank)
+    min_total = units.min_total
     drop_reason = _drop_reason(encoder, ctx, n, min_total)
 
     rows: list[TripleRow] = []
-    for i, k in enumerate(key):
-        labels = (kg.entities.label(k[0]), kg.relations.label(k[1]), kg.entities.label(k[2]))
-        per_cost = (
-            {} if costs is None else {g: int(costs[i, j]) for j, g in enumerate(GRANULARITIES)}
-        )
-        per_value = (
-            {} if values is None else {g: float(values[i, j]) for j, g in enumerate(GRANULARITIES)}
-        )
-        m = kept_at.get(k)
-        if m is None:
-            gran, line, cost, value, reason = "dropped", "", 0, 0.0, drop_reason
-        else:
-            gran = ctx.granularity[m]
-            line = text_lines[m] if m < len(text_lines) else ""
-            if gran in per_cost:
-                cost, value = per_cost[gran], per_value[gran]
-                reason = ""
-            else:  # the uniform template: its line cost; ITTC's naive case scores it verbose
-                cost = int(naive_costs[i])
-                value = per_value.get(GRANULARITIES[-1], float("nan"))
-                reason = ""
+    for i, key in enumerate(tuple(int(x) for x in row) for row in units.triples):
+        per_cost, per_value = {}, {}
+        if units.costs is not None:
+            per_cost = {g: int(units.costs[i, j]) for j, g in enumerate(GRANULARITIES)}
+        if units.values is not None:
+            per_value = {g: float(units.values[i, j]) for j, g in enumerate(GRANULARITIES)}
+        kept = units.rendering[i] != DROPPED
         rows.append(
             TripleRow(
                 rank=i + 1,
-                triple=labels,
-                kept=m is not None,
-                granularity=gran,
-                line=line,
-                cost=cost,
-                value=value,
+                triple=(
+                    kg.entities.label(key[0]),
+                    kg.relations.label(key[1]),
+                    kg.entities.label(key[2]),
+                ),
+                kept=kept,
+                granularity=units.rendering[i],
+                line=units.lines[i],
+                cost=int(units.cost[i]),
+                value=float(units.value[i]),
                 costs=per_cost,
                 values=per_value,
-                boosted=bool(boosted[i]),
-                in_paths=tuple(in_paths.get(ids[i], ())),
-                reason=reason,
+                boosted=bool(units.boosted[i]) if units.boosted is not None else False,
+                in_paths=tuple(in_paths.get(key, ())),
+                reason="" if kept else drop_reason,
             )
         )
 
@@ -590,69 +566,22 @@ def find_question(datamodule, question_id: str, split: str):
     )
 
 
-def show(cfg) -> dict:
-    """``evaluate.py show=<id>``: answer one question with the configured pipeline and write
-    its evidence page to ``<log_dir>/evaluate/show/<dataset>/<id>.html``; nothing is recorded
-    in the results files. Returns ``{"page": Path, "view": EvidenceView}``."""
-    import hydra
-    import pytorch_lightning as pl
+def main() -> None:
+    """``python -m lokg.show show=<id> [evaluate overrides]``: deprecated, an alias of
+    ``python evaluate.py show=<id>`` (one deprecation line on stderr, then that job)."""
+    import runpy
 
-    from lokg.console import configure_console
-    from lokg.llm import build_reader
-    from lokg.pipeline import LOKG
-    from lokg.train import instantiate_list, resolve_seed
-
-    configure_console(cfg.verbose)
-    pl.seed_everything(resolve_seed(cfg.seed), workers=True)
-    reader = build_reader(cfg.llm)
-    try:
-        datamodule = hydra.utils.instantiate(cfg.data)
-        datamodule.prepare_data()
-        datamodule.setup("test")
-        question = find_question(datamodule, str(cfg.show), cfg.split)
-        pipeline = LOKG.from_config(cfg, datamodule, reader)
-        try:
-            out = pipeline.answer(question)
-        finally:
-            pipeline.close()
-    finally:
-        reader.close()
-    view = evidence_view(out, pipeline.encoder, configuration=str(cfg.configuration))
-    page = Path(cfg.paths.log_dir) / "evaluate" / "show" / datamodule.name / f"{question.id}.html"
-    write_page(view, page)
     print(
-        f"{question.id}: {len(view.paths)} paths, {len(view.triples)} candidate triples "
-        f"({len(view.dropped)} dropped), evidence {view.evidence_tokens}/{view.evidence_budget} "
-        f"tokens, prompt {view.prompt_tokens} tokens; answers {list(view.answers[:3])}, gold "
-        f"{list(view.gold)}\nevidence page: {page}",
+        "lokg.show: `python -m lokg.show` is deprecated; use `python evaluate.py show=<id>` "
+        "(the same job)",
+        file=sys.stderr,
         flush=True,
     )
-    loggers = instantiate_list(cfg.get("logger"))
-    if log_view(loggers, view, page):
-        for lg in loggers:
-            lg.finalize("success")
-            if hasattr(lg, "log_table"):  # W&B: this one-question run is complete
-                lg.experiment.finish()
-    return {"page": page, "view": view}
-
-
-def main() -> None:
-    """``python -m lokg.show show=<id> [evaluate overrides]``: the same as ``evaluate.py
-    show=<id>`` (the evaluate config, its errors reported in one line)."""
-    import hydra
-
-    from lokg import cli
-    from lokg.config import register_configs
-
     if not any(a.startswith("show=") for a in sys.argv[1:]):
-        raise SystemExit("usage: python -m lokg.show show=<question id> [evaluate overrides]")
-    register_configs()
-
-    @hydra.main(version_base="1.3", config_path="../configs", config_name="evaluate")
-    def _main(cfg) -> None:
-        cli.run_job(show, cfg)
-
-    cli.main(_main)
+        raise SystemExit("usage: python evaluate.py show=<question id> [evaluate overrides]")
+    entry = Path(__file__).resolve().parent.parent / "evaluate.py"
+    sys.argv[0] = str(entry)
+    runpy.run_path(str(entry), run_name="__main__")
 
 
 if __name__ == "__main__":

@@ -207,10 +207,12 @@ def test_wandb_tags_always_name_the_configuration_and_ablation(make_cfg, experim
     assert experiment in tags and "no_scos" in tags and len(tags) == len(set(tags))
 
 
-@pytest.mark.parametrize("name", ["train", "evaluate"])
 @pytest.mark.parametrize(
-    "group", ["data", "model", "scos", "retriever", "encoder", "llm", "experiment", "debug"]
-)
+    ("name", "group"),
+    [("train", g) for g in ("data", "model", "scos", "experiment", "debug")]
+    + [("evaluate", g) for g in ("data", "model", "scos", "retriever", "encoder", "llm",
+                                 "experiment", "debug")],
+)  # fmt: skip
 def test_a_typo_in_any_group_fails_listing_the_options(make_cfg, name, group):
     # no `optional` default swallows a typo (it once ran train.py without SCOS, silently)
     with pytest.raises(MissingConfigException) as err:
@@ -269,3 +271,12 @@ def test_a_misspelt_model_key_stops_train_in_one_line(make_cfg):
     cfg = make_cfg("train", ["experiment=train_transe", "+model.dimm=3"])
     with pytest.raises(InputError, match=r"^model\.dimm: not a setting of TransEModule; "):
         run(cfg)
+
+
+@pytest.mark.parametrize("group", ["retriever", "encoder", "llm"])
+def test_train_composes_only_the_groups_it_reads(make_cfg, group):
+    # no train code path reads the evaluation groups: they are not composed, and naming one
+    # is refused (the artifact keys hash model, scos, embedder, ... and never these)
+    assert group not in make_cfg("train", ["experiment=train_qgat"])
+    with pytest.raises(ConfigCompositionException, match=f"Could not override '{group}'"):
+        make_cfg("train", [f"{group}=typo"])

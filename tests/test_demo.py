@@ -39,7 +39,16 @@ def test_summary_of_reads_the_results_line_and_the_limit():
 
 
 def _summary(tmp_path: Path, name: str, llm: str, limit: int | None, **metrics) -> Path:
-    summary = RunSummary("pq2h", "LOKG", "full", llm, 0, metrics, budget=2048, limit=limit)
+    summary = RunSummary(
+        dataset="pq2h",
+        method="LOKG",
+        ablation="full",
+        llm=llm,
+        seed=0,
+        metrics=metrics,
+        budget=2048,
+        limit=limit,
+    )
     return write_run_summary(tmp_path / name, summary)
 
 

@@ -1,9 +1,10 @@
-"""The ablation a summary records is the one that ran (issue 13: `scos=off` once wrote "full")."""
+"""The ablation a summary records is the one that ran (issue 13: `scos=off` once wrote "full"),
+and a modified paper run is not recorded as the paper (:func:`lokg.labels.run_label`)."""
 
 import pytest
 
 from lokg.errors import InputError
-from lokg.evaluate import recorded_ablation
+from lokg.labels import run_label
 
 
 @pytest.mark.parametrize(
@@ -19,7 +20,7 @@ from lokg.evaluate import recorded_ablation
     ],
 )
 def test_the_label_matches_what_runs(make_cfg, overrides, label):
-    assert recorded_ablation(make_cfg("evaluate", overrides)) == label
+    assert run_label(make_cfg("evaluate", overrides)).ablation == label
 
 
 @pytest.mark.parametrize(
@@ -32,7 +33,7 @@ def test_the_label_matches_what_runs(make_cfg, overrides, label):
 )
 def test_a_contradiction_is_an_input_error(make_cfg, overrides, message):
     with pytest.raises(InputError, match=message):
-        recorded_ablation(make_cfg("evaluate", overrides))
+        run_label(make_cfg("evaluate", overrides))
 
 
 @pytest.mark.parametrize(
@@ -48,19 +49,17 @@ def test_a_contradiction_is_an_input_error(make_cfg, overrides, message):
     ],
 )  # fmt: skip
 def test_a_modified_paper_run_is_not_recorded_as_the_paper(make_cfg, overrides, labels):
-    from lokg.evaluate import recorded_labels
-    from lokg.paper import departures
-
-    cfg = make_cfg("evaluate", overrides)
-    assert recorded_labels(cfg, recorded_ablation(cfg), departures(cfg)) == labels
+    label = run_label(make_cfg("evaluate", overrides))
+    assert (label.method, label.configuration) == labels
+    assert bool(label.notes) == (labels[1] == "paper+overrides")  # logged once by evaluate
 
 
 def test_the_shared_transe_checkpoint_keeps_the_paper_label_fewer_epochs_do_not(make_cfg):
-    from lokg.evaluate import recorded_labels
     from lokg.paper import departures, transe_departures
 
     cfg = make_cfg("evaluate", ["experiment=paper"])
     best = transe_departures({"epoch": 18, "last_epoch": 99, "monitor": "val/mrr"})
-    assert recorded_labels(cfg, "full", departures(cfg) + best) == ("LOKG (paper)", "paper")
+    label = run_label(cfg, departures(cfg) + best)
+    assert (label.method, label.configuration) == ("LOKG (paper)", "paper")
     short = transe_departures({"epoch": 1, "last_epoch": 1})
-    assert recorded_labels(cfg, "full", departures(cfg) + short)[1] == "paper+overrides"
+    assert run_label(cfg, departures(cfg) + short).configuration == "paper+overrides"

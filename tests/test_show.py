@@ -140,6 +140,47 @@ def test_costs_and_values_are_those_of_eq_9_and_add_up(pq2h):
     assert "not sent" in render_html(view)
 
 
+#: the rows the page showed before the costs moved into the encoder's record (computed by the
+#: view recomputing them, on main): (granularity, c(t, k) chosen, v(t, k) chosen, c per
+#: granularity, v per granularity, boosted, in paths), for the spouse and nationality triples
+SHOWN_BEFORE = {
+    24: [("compact", 23, 7.338402, (23, 27, 53), (7.338402, 11.741444, 14.676805), True, (1, 2)),
+         ("dropped", 0, 0.0, (15, 22, 42), (3.758862, 6.014178, 7.517723), True, (1,))],
+    40: [("compact", 23, 7.338402, (23, 27, 53), (7.338402, 11.741444, 14.676805), True, (1, 2)),
+         ("compact", 15, 3.758862, (15, 22, 42), (3.758862, 6.014178, 7.517723), True, (1,))],
+    2048: [("naive", 23, 14.676805, (23, 27, 53), (7.338402, 11.741444, 14.676805), True, (1, 2)),
+           ("naive", 14, 7.517723, (15, 22, 42), (3.758862, 6.014178, 7.517723), True, (1,))],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("budget", sorted(SHOWN_BEFORE))  # one dropped, the MCKP, the template
+def test_the_record_carries_the_numbers_the_page_showed_before(pq2h, budget):
+    from types import SimpleNamespace
+
+    from lokg.llm import ExtractiveReader
+
+    _, cfg, dm = pq2h
+    out, enc = _answer(cfg, dm, ExtractiveReader(), budget=budget)
+    units = out.context.units
+    for i, (gran, cost, value, costs, values, boosted, _) in enumerate(SHOWN_BEFORE[budget]):
+        assert units.rendering[i] == gran and units.cost[i] == cost
+        assert units.value[i] == pytest.approx(value, abs=1e-6)
+        assert tuple(units.costs[i]) == costs
+        assert units.values[i] == pytest.approx(values, abs=1e-6)
+        assert units.boosted[i] == boosted
+    # the view renders the record: an encoder with a name and settings but no method gives
+    # the same page as the real one (nothing is recomputed)
+    named = SimpleNamespace(name="ittc", drop_policy="rank", activation_ratio=0.7)
+    view = evidence_view(out, named)
+    assert render_html(view) == render_html(evidence_view(out, enc))
+    shown = [(t.granularity, t.cost, t.value, tuple(t.costs.values()), tuple(t.values.values()),
+              t.boosted, t.in_paths) for t in view.triples]  # fmt: skip
+    for row, before in zip(shown, SHOWN_BEFORE[budget], strict=True):
+        assert row[:2] == before[:2] and row[3] == before[3] and row[5:] == before[5:]
+        assert row[2] == pytest.approx(before[2], abs=1e-6)
+        assert row[4] == pytest.approx(before[4], abs=1e-6)
+
+
 def test_evaluate_show_writes_the_page_and_no_results(pq2h):
     root, _, _ = pq2h
     out = evaluate(compose_config("evaluate", [*BASE, f"show={QID}", "budget=24"], root))
@@ -177,3 +218,18 @@ def test_show_logs_its_rows_to_wandb_offline(pq2h, monkeypatch):
     assert [r[3] for r in t["data"]].count(False) == 1  # the dropped triple, as on the page
     assert json.loads(paths.read_text())["data"][0][0] == QID
     assert list((media / "html" / "show").glob("page_*.html"))
+
+
+def test_python_m_lokg_show_is_an_alias_with_one_deprecation_line(monkeypatch, capsys):
+    import runpy
+
+    import lokg.show
+
+    ran = []
+    monkeypatch.setattr(runpy, "run_path", lambda path, run_name: ran.append((path, run_name)))
+    monkeypatch.setattr("sys.argv", ["lokg/show.py", f"show={QID}", "llm=extractive"])
+    lokg.show.main()
+    entry = Path(lokg.show.__file__).resolve().parent.parent / "evaluate.py"
+    assert ran == [(str(entry), "__main__")] and entry.is_file()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "deprecated; use `python evaluate.py show=<id>`" in err[0]

@@ -232,5 +232,6 @@ class LLMLinguaEncoder(Encoder):
             empty,
             "llmlingua" if report["compressed"] else "naive",
             "sro",
+            candidates=triples,
             report=report,
         )

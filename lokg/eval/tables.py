@@ -69,9 +69,10 @@ TABLE6_COLUMNS = (
 TABLE7_COLUMNS = (("hits@1", "ΔH@1↑"), ("f1", "ΔF1↑"), ("p@1k", "ΔP@1K↑"), ("h@1k", "ΔH@1K↑"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunSummary:
-    """One evaluation run: where it sits in the tables and its metrics."""
+    """One evaluation run: where it sits in the tables and its metrics (keyword arguments
+    only: eleven fields, several of them strings, are too easy to pass in the wrong order)."""
 
     dataset: str
     method: str

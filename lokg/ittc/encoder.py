@@ -2,8 +2,11 @@
 
 All three share one interface, :meth:`Encoder.encode`, and return an :class:`EncodedContext`
 whose ``text`` is exactly what is placed in the prompt and whose ``num_tokens`` is the token
-count of that text (:mod:`lokg.tokens`).  Each is built from ``configs/encoder/<name>.yaml``
-through ``_target_``.
+count of that text (:mod:`lokg.tokens`).  The context also carries :class:`EncodedUnits`: every
+distinct candidate with the rendering chosen for it (or ``"dropped"``), its line, and the costs
+c(t, k) and values v(t, k) the encoder weighed, so a view of the decision
+(``evaluate.py show=<id>``, :mod:`lokg.show`) renders these numbers and never recomputes them.
+Each encoder is built from ``configs/encoder/<name>.yaml`` through ``_target_``.
 
 ITTC, per question:
 
@@ -34,12 +37,14 @@ import torch
 from lokg.ittc.mckp import solve
 from lokg.ittc.order import ORDERS, EncodingOrder, select_order
 from lokg.ittc.render import GRANULARITIES, TripleRenderer
-from lokg.ittc.value import triple_values
+from lokg.ittc.value import query_boost, triple_values
 from lokg.kg.graph import KnowledgeGraph
 from lokg.tokens import DEFAULT_TOKENIZER, Tokenizer, check_budget, get_tokenizer
 
 __all__ = [
+    "DROPPED",
     "EncodedContext",
+    "EncodedUnits",
     "Encoder",
     "ITTCEncoder",
     "NaiveEncoder",
@@ -51,6 +56,111 @@ __all__ = [
 ORDER_OPTIONS = ("entropy", *ORDERS)
 #: Values of ``ITTCEncoder(drop_policy=...)`` for the infeasible case.
 DROP_POLICIES = ("value", "rank")
+
+
+#: the rendering of a candidate left out of the text
+DROPPED = "dropped"
+
+
+@dataclass(frozen=True)
+class EncodedUnits:
+    """What an encoder made of each unit it was given: one row per distinct candidate triple,
+    in the given (ranked) order.
+
+    Attributes:
+        triples: ``[N, 3]`` (s, r, o) ids of the distinct candidates.
+        rendering: per unit, the granularity chosen (``"compact"``/``"balanced"``/
+            ``"verbose"``), ``"naive"`` for the uniform template, or ``"dropped"``.
+        lines: per unit, its line as placed in the text (no newline); ``""`` when dropped.
+        cost: ``[N]`` tokens of the unit's line, newline included (the chosen c(t, k), or the
+            uniform template's); 0 when dropped.
+        value: ``[N]`` v(t, k) of Eq. (9) of the chosen rendering (a uniform-template line
+            scores as ``verbose``, as ITTC's objective counts it); 0 when dropped; NaN for
+            encoders that compute no values.
+        costs: ``[N, K]`` c(t, k) for every granularity of :data:`GRANULARITIES`, or ``None``
+            (encoders without granularities).
+        values: ``[N, K]`` v(t, k) of Eq. (9) for every granularity, or ``None``.
+        boosted: ``[N]`` whether α(t) = λ_boost of Eq. (10) applies, or ``None`` (encoders
+            without values).
+    """
+
+    triples: np.ndarray
+    rendering: tuple[str, ...]
+    lines: tuple[str, ...]
+    cost: np.ndarray
+    value: np.ndarray
+    costs: np.ndarray | None = None
+    values: np.ndarray | None = None
+    boosted: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.rendering)
+
+    @property
+    def kept(self) -> np.ndarray:
+        """``[N]`` bool: the unit is in the text."""
+        return np.array([g != DROPPED for g in self.rendering], dtype=bool)
+
+    @property
+    def min_total(self) -> int | None:
+        """Σ_t min_k c(t, k): every unit at its cheapest rendering (``None`` without costs)."""
+        return None if self.costs is None else int(self.costs.min(axis=1).sum())
+
+    @classmethod
+    def none_placed(cls, triples: np.ndarray) -> EncodedUnits:
+        """``triples`` of which none is in the text (evidence that is not triples)."""
+        triples = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
+        n = len(triples)
+        return cls(
+            triples, (DROPPED,) * n, ("",) * n, np.zeros(n, np.int64), np.zeros(n, np.float64)
+        )
+
+
+def _units(
+    tokenizer: Tokenizer,
+    *,
+    candidates: np.ndarray,
+    text: str,
+    kept: np.ndarray,
+    granularity: Sequence[str],
+    costs: np.ndarray | None,
+    values: np.ndarray | None,
+    boosted: np.ndarray | None,
+    naive_costs: np.ndarray | None,
+) -> EncodedUnits:
+    """The :class:`EncodedUnits` of a context: ``kept [M, 3]`` (text order) and their
+    ``granularity`` matched to the distinct ``candidates [N, 3]``; the costs and values are
+    those the encoder computed (a uniform-template line's cost is ``naive_costs``, or its
+    count when the encoder did not need one)."""
+    kept_at = {tuple(int(x) for x in row): m for m, row in enumerate(kept)}
+    text_lines = text.split("\n") if text else []
+    n = len(candidates)
+    rendering, lines = [DROPPED] * n, [""] * n
+    cost, value = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.float64)
+    for i, row in enumerate(candidates):
+        m = kept_at.get(tuple(int(x) for x in row))
+        if m is None:
+            continue
+        g = granularity[m]
+        rendering[i] = g
+        lines[i] = text_lines[m] if m < len(text_lines) else ""
+        if costs is not None and g in GRANULARITIES:
+            k = GRANULARITIES.index(g)
+            cost[i], value[i] = costs[i, k], values[i, k]
+            continue
+        # the uniform template: its line's cost; ITTC's naive case scores it verbose
+        cost[i] = naive_costs[i] if naive_costs is not None else tokenizer.count(lines[i] + "\n")
+        value[i] = values[i, -1] if values is not None else float("nan")
+    return EncodedUnits(
+        triples=np.asarray(candidates, dtype=np.int64).reshape(-1, 3),
+        rendering=tuple(rendering),
+        lines=tuple(lines),
+        cost=cost,
+        value=value,
+        costs=costs,
+        values=values,
+        boosted=boosted,
+    )
 
 
 @dataclass(frozen=True)
@@ -73,6 +183,8 @@ class EncodedContext:
         repaired: True when step 5 of ITTC had to shrink the solution (never with cl100k).
         report: encoder-specific facts worth recording (JSON-able; e.g. a compressor's target
             and achieved tokens); empty for ITTC and the templates.
+        units: every distinct candidate with its rendering, line, costs and values
+            (:class:`EncodedUnits`); ``None`` for evidence that is not triples (text passages).
     """
 
     text: str
@@ -88,6 +200,7 @@ class EncodedContext:
     repaired: bool = False
     encoding_order: EncodingOrder | None = field(default=None, repr=False)
     report: dict = field(default_factory=dict)
+    units: EncodedUnits | None = field(default=None, repr=False)
 
     @property
     def tcr(self) -> float:
@@ -257,17 +370,49 @@ class Encoder(ABC):
     def _encode(self, kg, triples, budget, eq, scores, naive, naive_text, t_naive):
         """Build the context from distinct ``triples [N, 3]`` (see :meth:`encode`)."""
 
-    def _context(self, text, budget, t_naive, triples, gran, dropped, solver, order, **kw):
+    def _context(
+        self,
+        text,
+        budget,
+        t_naive,
+        triples,
+        gran,
+        dropped,
+        solver,
+        order,
+        *,
+        candidates,
+        costs=None,
+        values=None,
+        boosted=None,
+        naive_costs=None,
+        **kw,
+    ):
+        """The :class:`EncodedContext` of ``text`` built from the distinct ``candidates``:
+        ``triples``/``gran`` in the text, ``dropped`` left out, and the costs and values the
+        encoder computed on the way (carried in ``units``, never recomputed)."""
+        kept = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
         return EncodedContext(
             text=text,
             num_tokens=self.tokenizer.count(text),
             budget=budget,
             naive_tokens=t_naive,
-            triples=np.asarray(triples, dtype=np.int64).reshape(-1, 3),
+            triples=kept,
             granularity=tuple(gran),
             dropped=np.asarray(dropped, dtype=np.int64).reshape(-1, 3),
             solver=solver,
             order=order,
+            units=_units(
+                self.tokenizer,
+                candidates=candidates,
+                text=text,
+                kept=kept,
+                granularity=gran,
+                costs=costs,
+                values=values,
+                boosted=boosted,
+                naive_costs=naive_costs,
+            ),
             **kw,
         )
 
@@ -288,7 +433,15 @@ class NaiveEncoder(Encoder):
 
     def _encode(self, kg, triples, budget, eq, scores, naive, naive_text, t_naive):
         return self._context(
-            naive_text, budget, t_naive, triples, ["naive"] * len(triples), [], "naive", "sro"
+            naive_text,
+            budget,
+            t_naive,
+            triples,
+            ["naive"] * len(triples),
+            [],
+            "naive",
+            "sro",
+            candidates=triples,
         )
 
 
@@ -320,6 +473,8 @@ class TruncateEncoder(Encoder):
             triples[dropped],
             "truncate",
             "sro",
+            candidates=triples,
+            naive_costs=costs,
         )
 
 
@@ -408,8 +563,13 @@ class ITTCEncoder(Encoder):
     def _encode(self, kg, triples, budget, eq, scores, naive, naive_text, t_naive):
         n = len(triples)
         if n == 0:
-            return self._context("", budget, t_naive, triples, [], [], "empty", "sro", value=0.0)
+            return self._context(
+                "", budget, t_naive, triples, [], [], "empty", "sro", candidates=triples, value=0.0
+            )
         values = triple_values(kg, triples, eq, self.betas, self.lambda_boost)  # [N, K]
+        boosted = query_boost(triples, eq, self.lambda_boost) > 1.0  # [N] α(t) of Eq. (10)
+        # c(t, k) of every rendering: the MCKP's weights, and what the context reports
+        sigma, lines, costs = self.renderings(kg, triples)  # costs: [N, K]
         if t_naive <= self.activation_ratio * budget:
             return self._context(
                 naive_text,
@@ -420,9 +580,12 @@ class ITTCEncoder(Encoder):
                 [],
                 "naive",
                 "sro",
+                candidates=triples,
+                costs=costs,
+                values=values,
+                boosted=boosted,
                 value=float(values[:, -1].sum()),
             )
-        sigma, lines, costs = self.renderings(kg, triples)
         if self.drop_policy == "rank":  # latest retrieval rank first
             drop_order = np.arange(n)[::-1]
         else:  # lowest compact value first, then lowest score, then latest rank
@@ -456,6 +619,10 @@ class ITTCEncoder(Encoder):
             triples[choice < 0],
             solver,
             sigma.order,
+            candidates=triples,
+            costs=costs,
+            values=values,
+            boosted=boosted,
             value=float(values[kept, choice[kept]].sum()),
             repaired=repaired,
             encoding_order=sigma,

@@ -10,7 +10,7 @@ from hydra.utils import instantiate
 
 from lokg.baselines import BASELINE_CONFIGURATIONS
 from lokg.errors import InputError
-from lokg.evaluate import recorded_ablation
+from lokg.labels import run_label
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "baseline"
 
@@ -23,7 +23,7 @@ def test_one_config_file_per_baseline():
 def test_baseline_composes_and_builds(make_cfg, name):
     cfg = make_cfg("evaluate", [f"baseline={name}", "llm=extractive"])
     assert cfg.configuration == name and cfg.method
-    assert recorded_ablation(cfg) == "full"  # a baseline is never recorded as an ablation
+    assert run_label(cfg).ablation == "full"  # a baseline is never recorded as an ablation
     instantiate(cfg.encoder)
     assert instantiate(cfg.llm).template in ("answer", "kaping", "tog", "graphrag")
     assert callable(instantiate(cfg.retriever))
@@ -32,7 +32,7 @@ def test_baseline_composes_and_builds(make_cfg, name):
 def test_baselines_are_not_ablated(make_cfg):
     cfg = make_cfg("evaluate", ["baseline=kaping", "ablation=no_ittc", "llm=extractive"])
     with pytest.raises(InputError, match="Table 6 ablates LOKG only"):
-        recorded_ablation(cfg)
+        run_label(cfg)
 
 
 def test_the_row_label_is_still_a_free_key(make_cfg):

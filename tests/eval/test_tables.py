@@ -26,7 +26,9 @@ def run(
 ):
     metrics = {"hits@1": h1, "f1": f1, "tok/q": tok, "p@1k": f1 * 1000 / tok,
                "h@1k": h1 * 1000 / tok, "tcr": 1.0, "calls/q": 1.0}  # fmt: skip
-    return RunSummary(dataset, method, ablation, llm, seed, metrics)
+    return RunSummary(
+        dataset=dataset, method=method, ablation=ablation, llm=llm, seed=seed, metrics=metrics
+    )
 
 
 def test_seed_stats_mean_and_sample_std_by_hand():
@@ -96,7 +98,14 @@ def test_csv_has_mean_and_std_columns():
 def test_summaries_roundtrip_and_cli(tmp_path, capsys):
     for s in (1, 2):
         write_run_summary(tmp_path / f"seed{s}", run(s, 0.5 + 0.1 * s, 0.5, 100))
-    extractive = RunSummary("PQ-2hop", "LOKG", "full", "extractive", 1, {"p@1k": math.nan})
+    extractive = RunSummary(
+        dataset="PQ-2hop",
+        method="LOKG",
+        ablation="full",
+        llm="extractive",
+        seed=1,
+        metrics={"p@1k": math.nan},
+    )
     write_run_summary(tmp_path / "extractive", extractive)
     runs = {r.llm: r for r in collect_summaries(tmp_path)}
     assert math.isnan(runs["extractive"].metrics["p@1k"])
@@ -146,9 +155,10 @@ def test_budget_and_partial_runs_are_filtered(tmp_path):
     from lokg.eval.tables import RunSummary, collect_summaries, write_run_summary
 
     m = {"hits@1": 0.5}
-    write_run_summary(tmp_path / "a", RunSummary("pq3h", "LOKG", "full", "x", 0, m, 2048, None))
-    write_run_summary(tmp_path / "b", RunSummary("pq3h", "LOKG", "full", "x", 0, m, 256, None))
-    write_run_summary(tmp_path / "c", RunSummary("pq3h", "LOKG", "full", "x", 1, m, 2048, 5))
+    base = {"dataset": "pq3h", "method": "LOKG", "ablation": "full", "llm": "x", "metrics": m}
+    write_run_summary(tmp_path / "a", RunSummary(**base, seed=0, budget=2048, limit=None))
+    write_run_summary(tmp_path / "b", RunSummary(**base, seed=0, budget=256, limit=None))
+    write_run_summary(tmp_path / "c", RunSummary(**base, seed=1, budget=2048, limit=5))
     with pytest.raises(ValueError, match="two runs for"):
         collect_summaries(tmp_path)
     runs = collect_summaries(tmp_path, budget=2048, complete_only=True)

@@ -256,3 +256,68 @@ def test_property_context_never_exceeds_budget(triples, data):
         ctx = enc.encode(kg, cands, budget=budget, query_entities=boost)
         assert ctx.num_tokens == count_tokens(ctx.text) <= budget
         assert len(ctx.triples) + len(ctx.dropped) == len({tuple(kg.triples_np[i]) for i in cands})
+
+
+# ------------------------------------------------------------------ the record of the decision
+def _check_units(ctx, candidates):
+    """The units agree with the context's own fields: one row per distinct candidate, the
+    kept ones in text order with their lines, the dropped ones exactly ``ctx.dropped``."""
+    units = ctx.units
+    assert np.array_equal(units.triples, candidates)
+    kept = units.kept
+    assert np.array_equal(units.triples[kept], ctx.triples)  # candidate order is text order
+    assert tuple(np.array(units.rendering)[kept]) == ctx.granularity
+    assert np.array_equal(units.triples[~kept], ctx.dropped)
+    assert "\n".join(np.array(units.lines, dtype=object)[kept]) == ctx.text
+    assert all(units.lines[i] == "" and units.cost[i] == 0 for i in np.flatnonzero(~kept))
+    for i in np.flatnonzero(kept):  # the cost of a kept unit is its line's, newline included
+        assert units.cost[i] == count_tokens(units.lines[i] + "\n")
+
+
+@pytest.mark.parametrize("budget", [12, 30, 40, 2048])  # drop, MCKP, MCKP, naive template
+def test_ittc_context_carries_the_costs_and_values_it_weighed(hand_kg, budget):
+    enc = ITTCEncoder(drop_policy="rank")
+    ctx = enc.encode(hand_kg, range(4), budget=budget, query_entities=["ann"])
+    cand = hand_kg.triples_np[:4]
+    _check_units(ctx, cand)
+    units = ctx.units
+    # c(t, k) are the renderings' token counts; v(t, k) = β_k · α(t) · H(O | R = r), Eq. (9):
+    # born_in has tails x_town, x_town, y_city (H = ln 3 - 2/3 ln 2), likes one tail (H = 0)
+    _, _, costs = enc.renderings(hand_kg, cand)
+    assert np.array_equal(units.costs, costs)
+    h_born = np.log(3) - 2 / 3 * np.log(2)
+    alpha = np.array([3.0, 1.0, 1.0, 3.0])  # ann is the subject of triples 0 and 3
+    h = np.array([h_born, h_born, h_born, 0.0])
+    expected = (alpha * h)[:, None] * np.array([0.5, 0.8, 1.0])[None, :]
+    assert np.allclose(units.values, expected)
+    assert units.boosted.tolist() == [True, False, False, True]
+    kept = units.kept
+    if ctx.solver == "naive":  # a uniform-template line scores as verbose
+        assert set(units.rendering) == {"naive"} and np.allclose(units.value, expected[:, -1])
+    else:
+        k = [GRANULARITIES.index(g) for g in np.array(units.rendering)[kept]]
+        assert np.array_equal(units.cost[kept], costs[kept, k])
+        assert np.allclose(units.value[kept], expected[kept, k])
+        assert units.value[kept].sum() == pytest.approx(ctx.value)
+        assert units.cost.sum() <= budget
+    assert units.min_total == int(costs.min(axis=1).sum())
+    if budget == 12:
+        assert (~kept).any()  # all compact exceed B: the latest ranks went first
+        assert kept.tolist() == sorted(kept.tolist(), reverse=True)
+
+
+@pytest.mark.parametrize("encoder", [NaiveEncoder, TruncateEncoder])
+def test_template_encoders_carry_their_line_costs(fb_kg, encoder):
+    ctx = encoder().encode(fb_kg, range(12), budget=60)
+    _check_units(ctx, fb_kg.triples_np[:12])
+    assert ctx.units.costs is None and ctx.units.values is None and ctx.units.boosted is None
+    assert np.isnan(ctx.units.value[ctx.units.kept]).all()
+    assert ctx.units.cost.sum() == sum(count_tokens(line + "\n") for line in ctx.text.split("\n"))
+    assert (encoder is TruncateEncoder) == (not ctx.units.kept.all())
+
+
+def test_duplicates_are_one_unit_and_the_empty_set_none(hand_kg):
+    ctx = ITTCEncoder().encode(hand_kg, [2, 0, 2, 1, 0], budget=2048)
+    _check_units(ctx, hand_kg.triples_np[[2, 0, 1]])
+    empty = ITTCEncoder().encode(hand_kg, [], budget=64)
+    assert len(empty.units) == 0 and empty.units.min_total is None

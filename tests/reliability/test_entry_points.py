@@ -57,8 +57,11 @@ CORPUS = [
     ("train-scos-typo", "train", ["scos=defualt"],
      "In 'train': Could not find 'scos/defualt'. Available options: default, lokg, off"),
     ("train-experiment-typo", "train", ["experiment=papr"], "Could not find 'experiment/papr'"),
-    ("train-retriever-typo", "train", ["retriever=taimrr"], "Could not find 'retriever/taimrr'"),
-    ("train-llm-typo", "train", ["llm=gpt5"], "Could not find 'llm/gpt5'"),
+    # train.yaml composes only what training reads: no retriever, encoder or llm group
+    ("train-retriever-not-read", "train", ["retriever=taimr"],
+     "Could not override 'retriever'. No match in the defaults list"),
+    ("train-llm-not-read", "train", ["llm=extractive"],
+     "Could not override 'llm'. No match in the defaults list"),
     ("train-model-typo", "train", ["model=tranze"],
      "Could not find 'model/tranze'. Available options: gat, qgat, transe"),
     ("train-debug-typo", "train", ["debug=fdrr"], "Could not find 'debug/fdrr'"),
