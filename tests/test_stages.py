@@ -30,13 +30,9 @@ from lokg.stages import (
 from lokg.taimr.topology import gat_log_attention
 from lokg.typing import Question
 
+from .fixtures import toy_kg
+
 EPOCHS = 3
-FAMILY = [
-    ("ann", "parent", "bob"), ("ann", "parent", "cat"), ("bob", "parent", "dan"),
-    ("cat", "parent", "eve"), ("bob", "sibling", "cat"), ("cat", "sibling", "bob"),
-    ("dan", "sibling", "eve"), ("eve", "sibling", "dan"), ("ann", "gender", "fem"),
-    ("cat", "gender", "fem"),
-]  # fmt: skip
 
 
 class PeakAtFirstEpoch(pl.Callback):
@@ -95,7 +91,7 @@ def _transe(kg: KnowledgeGraph) -> TransEModule:
 def test_scos_stage_exports_the_best_transe_epoch(
     make_cfg, tmp_path, capsys, monitor, selected, epoch
 ):
-    kg = KnowledgeGraph.from_labeled_triples(FAMILY)
+    kg = toy_kg.parents()
     model = _transe(kg)
     loaders = (
         DataLoader(kg.triples, batch_size=4, shuffle=True),
@@ -216,7 +212,7 @@ def test_gat_stage_exports_the_attention_of_the_best_epoch(make_cfg, tmp_path, c
 
 
 def test_restore_keeps_the_last_epoch_without_a_checkpoint_callback(tmp_path):
-    kg = KnowledgeGraph.from_labeled_triples(FAMILY)
+    kg = toy_kg.parents()
     model = _transe(kg)
     trainer = pl.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
                          enable_progress_bar=False, enable_model_summary=False,

@@ -23,24 +23,13 @@ from lokg.models.components.transe import (
 )
 from lokg.models.transe_module import TransEModule, relation_embeddings_from_checkpoint
 
-# A family graph: 6 entities, 3 relations, 10 triples.
-FAMILY = [
-    ("ann", "parent", "bob"),
-    ("ann", "parent", "cat"),
-    ("bob", "parent", "dan"),
-    ("cat", "parent", "eve"),
-    ("bob", "sibling", "cat"),
-    ("cat", "sibling", "bob"),
-    ("dan", "sibling", "eve"),
-    ("eve", "sibling", "dan"),
-    ("ann", "gender", "fem"),
-    ("cat", "gender", "fem"),
-]
+from ..fixtures import toy_kg
 
 
 @pytest.fixture
 def kg() -> KnowledgeGraph:
-    return KnowledgeGraph.from_labeled_triples(FAMILY)
+    """toy_kg.PARENTS: 6 entities, 3 relations, 10 triples."""
+    return toy_kg.parents()
 
 
 def _set_weights(model: TransE, ent: list[list[float]], rel: list[list[float]]) -> None:
