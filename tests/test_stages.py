@@ -31,6 +31,7 @@ from lokg.taimr.topology import gat_log_attention
 from lokg.typing import Question
 
 from .fixtures import toy_kg
+from .fixtures.training import quiet_trainer
 
 EPOCHS = 3
 
@@ -62,15 +63,10 @@ def _fit(model, tmp_path, loaders, monitor: str | None) -> tuple[pl.Trainer, Wei
         save_last=True,
         auto_insert_metric_name=False,
     )
-    trainer = pl.Trainer(
-        max_epochs=EPOCHS,
-        accelerator="cpu",
-        devices=1,
-        logger=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
+    trainer = quiet_trainer(
+        tmp_path,
+        EPOCHS,
         num_sanity_val_steps=0,
-        default_root_dir=tmp_path,
         callbacks=[PeakAtFirstEpoch(), weights, checkpoint],
     )
     trainer.fit(model, *loaders)
@@ -214,9 +210,7 @@ def test_gat_stage_exports_the_attention_of_the_best_epoch(make_cfg, tmp_path, c
 def test_restore_keeps_the_last_epoch_without_a_checkpoint_callback(tmp_path):
     kg = toy_kg.parents()
     model = _transe(kg)
-    trainer = pl.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
-                         enable_progress_bar=False, enable_model_summary=False,
-                         default_root_dir=tmp_path)  # fmt: skip
+    trainer = quiet_trainer(tmp_path, 1, enable_checkpointing=False)
     trainer.fit(model, DataLoader(kg.triples, batch_size=4))
     before = model.relation_embeddings()
     exported = restore_best_checkpoint(model, trainer)

@@ -24,6 +24,7 @@ from lokg.models.components.transe import (
 from lokg.models.transe_module import TransEModule, relation_embeddings_from_checkpoint
 
 from ..fixtures import toy_kg
+from ..fixtures.training import quiet_trainer
 
 
 @pytest.fixture
@@ -118,19 +119,10 @@ class _EpochRecorder(pl.Callback):
 
 
 def _trainer(tmp_path, max_epochs: int, callbacks=(), **settings) -> pl.Trainer:
-    return pl.Trainer(
-        max_epochs=max_epochs,
-        accelerator="cpu",
-        devices=1,
-        logger=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        enable_checkpointing=False,
-        default_root_dir=tmp_path,
-        callbacks=list(callbacks),
-        num_sanity_val_steps=0,
-        **settings,
-    )
+    return quiet_trainer(
+        tmp_path, max_epochs, enable_checkpointing=False, callbacks=list(callbacks),
+        num_sanity_val_steps=0, **settings,
+    )  # fmt: skip
 
 
 def _module(kg: KnowledgeGraph, **kwargs) -> TransEModule:
