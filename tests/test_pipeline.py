@@ -255,6 +255,7 @@ def test_a_budget_failure_is_recorded_and_the_run_goes_on(family, tmp_path):
     assert records["short"].status == "ok" and records["short"].extra["budget_scope"] == "prompt"
 
 
+@pytest.mark.slow
 def test_retriever_only_hits1_never_exceeds_coverage_at_any_budget(pq2h, tmp_path):
     # the extractive reader answers from the packed context only: what ITTC dropped under B
     # cannot be its answer, so Hits@1 <= coverage at every B, and B = 1 packs nothing

@@ -79,6 +79,7 @@ def _hand_value(kg, triple_ids, row: int, k: int, eq: set[int], enc) -> float:
     return enc.betas[k] * alpha * float(kg.relation_tail_entropy[r])
 
 
+@pytest.mark.slow
 def test_page_holds_the_sent_prompt_every_triple_and_every_path(pq2h, double, tmp_path):
     _, cfg, dm = pq2h
     reader = LLMReader(ChatClient(model="double-model", base_url=double.base_url, timeout_s=5))

@@ -172,6 +172,7 @@ def test_scos_stage_warns_once_per_contradicted_merge(
         run_scos_stage(make_cfg("train", ["scos_warn_contradiction=1.5"]), dm, model, trainer, 0)
 
 
+@pytest.mark.slow
 def test_gat_stage_exports_the_attention_of_the_best_epoch(make_cfg, tmp_path, capsys):
     # a -r-> b -s-> d ; a -s-> c -r-> d ; a -t-> e ; d -t-> f
     kg = KnowledgeGraph.from_labeled_triples(
