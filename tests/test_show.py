@@ -110,6 +110,7 @@ def test_page_holds_the_sent_prompt_every_triple_and_every_path(pq2h, double, tm
     assert view.scores["hits@1"] == 1.0
 
 
+@pytest.mark.slow
 def test_costs_and_values_are_those_of_eq_9_and_add_up(pq2h):
     _, cfg, dm = pq2h
     from lokg.llm import ExtractiveReader
@@ -141,6 +142,7 @@ def test_costs_and_values_are_those_of_eq_9_and_add_up(pq2h):
     assert "not sent" in render_html(view)
 
 
+@pytest.mark.slow
 def test_evaluate_show_writes_the_page_and_no_results(pq2h):
     root, _, _ = pq2h
     out = evaluate(compose_config("evaluate", [*BASE, f"show={QID}", "budget=24"], root))

@@ -373,6 +373,7 @@ def _dead_ends(n: int) -> tuple[KnowledgeGraph, list[Question]]:
     return KnowledgeGraph.from_labeled_triples(triples), questions
 
 
+@pytest.mark.slow
 def test_vocabulary_normalised_walk_does_not_stop_at_a_dead_end():
     """The default walk (no node states, each hop normalised over the relation vocabulary):
     stopping after one hop costs P(stop | hop 1) wherever the walk is, so the dead end
