@@ -1,13 +1,14 @@
 # Two commands do everything on a fresh Linux machine with Python 3.11:
 #   make demo   - create .venv if missing, install, run the main job on PathQuestion
 #   make test   - create .venv if missing, install with test extras, lint + the whole suite
+# (make test-fast: the suite without the tests marked slow, for the inner loop; no lint)
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 STAMP_DIR := $(VENV)/.stamps
 
-.PHONY: demo test lint format install install-test clean bench
+.PHONY: demo test test-fast lint format install install-test clean bench
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
@@ -55,6 +56,10 @@ format: $(STAMP_DIR)/install-test
 
 test: $(STAMP_DIR)/install-test lint
 	$(BIN)/pytest
+
+# The inner loop: every test not marked slow, no lint. `make test` stays the whole suite (CI).
+test-fast: $(STAMP_DIR)/install-test
+	$(BIN)/pytest -m "not slow"
 
 # Every bench, one generated report: bench/RESULTS.md (machine, commit, date in its header).
 # Full <= 30 min on 2 cores; BENCH_QUICK=1 make bench runs a <= 5 min subset.

@@ -32,6 +32,7 @@ def test_an_absent_bench_is_skipped_with_a_note(run_all, tmp_path):
     assert planned.status == "skipped" and planned.output == "" and planned.note == "n/a"
 
 
+@pytest.mark.slow
 def test_report_from_a_real_mckp_run_and_hand_made_scale_rows(run_all, tmp_path):
     mckp = run_all.Section("mckp", "MCKP", ["bench_mckp.py", "--sizes", "20", "200"], 300,
                            json_name="mckp")  # fmt: skip

@@ -18,6 +18,8 @@ from lokg.callbacks import EarlyStopping, stopping_key
 from lokg.stages import training_key
 from lokg.train import early_stop_line
 
+from .fixtures.training import quiet_trainer
+
 STEPS_PER_EPOCH = 4
 
 
@@ -42,17 +44,10 @@ class ScriptedMetric(pl.LightningModule):
 def _fit(tmp_path, script, **stopping) -> tuple[pl.Trainer, EarlyStopping]:
     stop = EarlyStopping(monitor="val/hits@1", mode="max", **stopping)
     ckpt = ModelCheckpoint(dirpath=tmp_path, monitor="val/hits@1", mode="max")
-    trainer = pl.Trainer(
-        max_epochs=len(script),
-        accelerator="cpu",
-        logger=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        enable_checkpointing=True,
-        num_sanity_val_steps=0,
-        default_root_dir=tmp_path,
+    trainer = quiet_trainer(
+        tmp_path, len(script), enable_checkpointing=True, num_sanity_val_steps=0,
         callbacks=[stop, ckpt],
-    )
+    )  # fmt: skip
     data = torch.arange(STEPS_PER_EPOCH)
     trainer.fit(ScriptedMetric(script), DataLoader(data, batch_size=1), DataLoader(data[:1]))
     return trainer, stop

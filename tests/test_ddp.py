@@ -17,6 +17,8 @@ import pytest
 
 from lokg.config import compose_config
 
+from .fixtures import toy_kg
+
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["trainer.enable_progress_bar=false", "logger=csv", "debug=limit"]
 
@@ -170,28 +172,16 @@ def test_ddp_with_batches_that_have_nothing_to_learn(tmp_path, experiment, recal
     gradient all-reduce and in the epoch's metric all-reduce (both models used to wait
     forever), and the metrics are the question-weighted means of what was scored: the walk
     model and the paper's GAT alike."""
-    (tmp_path / "kg.tsv").write_text(
-        "alice\tspouse\tbob\nalice\tchildren\tcarol\nbob\tnationality\tfrance\n"
-        "carol\tnationality\tspain\ndave\tspouse\terin\nerin\tnationality\tspain\n"
-    )
     splits = {
         "train": [("t1", "alice", "france"), ("t2", "nobody", "france")],
         "val": [("v1", "dave", "spain"), ("v2", "noone", "spain")],
         "test": [("s1", "alice", "france")],
     }
-    overrides = []
-    for split, rows in splits.items():
-        path = tmp_path / f"{split}.jsonl"
-        path.write_text("".join(
-            json.dumps({"id": i, "question": f"nationality of {t} 's spouse ?",
-                        "answers": [a], "topic_entities": [t]}) + "\n"
-            for i, t, a in rows
-        ))  # fmt: skip
-        overrides.append(f"+data.source.split_paths.{split}={path}")
+    couples = toy_kg.COUPLES[:6]  # alice's two chains, dave -spouse-> erin -nationality-> spain
+    dataset = toy_kg.write_custom_dataset(tmp_path, couples, toy_kg.spouse_questions(splits))
     out = _train(
-        tmp_path, experiment, "data=custom", f"data.source.kg_path={tmp_path / 'kg.tsv'}",
-        *overrides, "data.batch_size=1", "scos=off", "model.relation_source=learned",
-        epochs=2, timeout=240,
+        tmp_path, experiment, *toy_kg.custom_data_overrides(*dataset), "data.batch_size=1",
+        "scos=off", "model.relation_source=learned", epochs=2, timeout=240,
     )  # fmt: skip
     fit = _fit_lines(out)
     assert sorted(fit) == [0, 1] and fit[0] == fit[1], fit

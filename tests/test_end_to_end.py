@@ -18,6 +18,9 @@ from lokg.evaluate import run as evaluate
 from lokg.scos import SCOSResult
 from lokg.train import run as train
 
+# every test reads the module's trained artifacts (minutes to build): all slow
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 FAST_TRAIN = ["trainer.enable_progress_bar=false", "logger=csv", "debug=limit"]
 
@@ -168,7 +171,6 @@ def test_bad_budget_fails_before_any_work(trained):
 
 
 @pytest.mark.llm
-@pytest.mark.slow
 def test_local_llm_answers_with_one_call_per_question(trained):
     root, _, _ = trained
     cfg = compose_config(
@@ -189,7 +191,6 @@ def test_local_llm_answers_with_one_call_per_question(trained):
         assert r["context"] in r["prompt"][0]["content"]  # the counted block is what was sent
 
 
-@pytest.mark.slow
 def test_killed_evaluation_resumes_without_loss_or_duplicates(trained):
     root, _, _ = trained
     args = [sys.executable, str(ROOT / "evaluate.py"), f"paths.root_dir={root}",

@@ -34,6 +34,7 @@ def test_slurm_launcher_composes(name, tmp_path):
     GlobalHydra.instance().clear()
 
 
+@pytest.mark.slow
 def test_a_multirun_sweep_runs_every_job(tmp_path):
     """``evaluate.py -m a=x,y`` (the recorded sweeps of docs/design/taimr.md): the sweep
     directory resolves before any job runs (it once named ``${hydra:runtime.cwd}``, which the

@@ -14,11 +14,12 @@ from lokg.eval.metrics import aggregate
 from lokg.eval.records import question_record
 from lokg.ittc import ITTCEncoder, NaiveEncoder, TruncateEncoder
 from lokg.kg.graph import KnowledgeGraph
-from lokg.llm import ExtractiveReader, ReaderOutput, answer_messages
-from lokg.llm.prompt import answer_prompt_overhead, answer_prompt_tokens
+from lokg.llm import ExtractiveReader
 from lokg.pipeline import LOKG, BudgetExceeded
 from lokg.tokens import check_budget, count_tokens
 from lokg.typing import Question
+
+from .fixtures.doubles import RecordingReaderDouble
 
 BUDGET_ERROR = r"^budget=0; expected a positive whole number of tokens$"
 
@@ -133,33 +134,6 @@ def test_kg_is_the_retrievals(family):
     lokg = LOKG(BFSRetriever(other), NaiveEncoder(), ExtractiveReader(), budget=64)
     out = lokg.answer(Question("q", "what does alice like ?", ("tea",), ("alice",)))
     assert out.retrieval.kg is other and "tea" in out.context.text
-
-
-class RecordingReaderDouble:
-    """Test double of an LLM reader: no server; records each prompt it would send and answers
-    with the first candidate. Counts its prompt the way :class:`lokg.llm.LLMReader` does."""
-
-    uses_llm = True
-    label = "llm:double"
-    max_concurrency = 1
-
-    def __init__(self):
-        self.calls: list[list[dict]] = []
-
-    def prompt_tokens(self, question, evidence, tokenizer=None):
-        return answer_prompt_tokens(question, evidence, tokenizer)
-
-    def prompt_overhead(self, question, tokenizer=None):
-        return answer_prompt_overhead(question, tokenizer)
-
-    def answer(self, question, evidence, candidates=()):
-        messages = answer_messages(question, evidence)
-        self.calls.append(messages)
-        answers = list(candidates[:1])
-        return ReaderOutput(answers, "\n".join(answers), messages, self.label, {"calls": 1})
-
-    def close(self):
-        pass
 
 
 class OverBudgetEncoderDouble(NaiveEncoder):
@@ -281,6 +255,7 @@ def test_a_budget_failure_is_recorded_and_the_run_goes_on(family, tmp_path):
     assert records["short"].status == "ok" and records["short"].extra["budget_scope"] == "prompt"
 
 
+@pytest.mark.slow
 def test_retriever_only_hits1_never_exceeds_coverage_at_any_budget(pq2h, tmp_path):
     # the extractive reader answers from the packed context only: what ITTC dropped under B
     # cannot be its answer, so Hits@1 <= coverage at every B, and B = 1 packs nothing

@@ -79,6 +79,7 @@ def _hand_value(kg, triple_ids, row: int, k: int, eq: set[int], enc) -> float:
     return enc.betas[k] * alpha * float(kg.relation_tail_entropy[r])
 
 
+@pytest.mark.slow
 def test_page_holds_the_sent_prompt_every_triple_and_every_path(pq2h, double, tmp_path):
     _, cfg, dm = pq2h
     reader = LLMReader(ChatClient(model="double-model", base_url=double.base_url, timeout_s=5))
@@ -109,6 +110,7 @@ def test_page_holds_the_sent_prompt_every_triple_and_every_path(pq2h, double, tm
     assert view.scores["hits@1"] == 1.0
 
 
+@pytest.mark.slow
 def test_costs_and_values_are_those_of_eq_9_and_add_up(pq2h):
     _, cfg, dm = pq2h
     from lokg.llm import ExtractiveReader
@@ -181,6 +183,7 @@ def test_the_record_carries_the_numbers_the_page_showed_before(pq2h, budget):
         assert row[4] == pytest.approx(before[4], abs=1e-6)
 
 
+@pytest.mark.slow
 def test_evaluate_show_writes_the_page_and_no_results(pq2h):
     root, _, _ = pq2h
     out = evaluate(compose_config("evaluate", [*BASE, f"show={QID}", "budget=24"], root))

@@ -30,13 +30,10 @@ from lokg.stages import (
 from lokg.taimr.topology import gat_log_attention
 from lokg.typing import Question
 
+from .fixtures import toy_kg
+from .fixtures.training import quiet_trainer
+
 EPOCHS = 3
-FAMILY = [
-    ("ann", "parent", "bob"), ("ann", "parent", "cat"), ("bob", "parent", "dan"),
-    ("cat", "parent", "eve"), ("bob", "sibling", "cat"), ("cat", "sibling", "bob"),
-    ("dan", "sibling", "eve"), ("eve", "sibling", "dan"), ("ann", "gender", "fem"),
-    ("cat", "gender", "fem"),
-]  # fmt: skip
 
 
 class PeakAtFirstEpoch(pl.Callback):
@@ -66,15 +63,10 @@ def _fit(model, tmp_path, loaders, monitor: str | None) -> tuple[pl.Trainer, Wei
         save_last=True,
         auto_insert_metric_name=False,
     )
-    trainer = pl.Trainer(
-        max_epochs=EPOCHS,
-        accelerator="cpu",
-        devices=1,
-        logger=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
+    trainer = quiet_trainer(
+        tmp_path,
+        EPOCHS,
         num_sanity_val_steps=0,
-        default_root_dir=tmp_path,
         callbacks=[PeakAtFirstEpoch(), weights, checkpoint],
     )
     trainer.fit(model, *loaders)
@@ -95,7 +87,7 @@ def _transe(kg: KnowledgeGraph) -> TransEModule:
 def test_scos_stage_exports_the_best_transe_epoch(
     make_cfg, tmp_path, capsys, monitor, selected, epoch
 ):
-    kg = KnowledgeGraph.from_labeled_triples(FAMILY)
+    kg = toy_kg.parents()
     model = _transe(kg)
     loaders = (
         DataLoader(kg.triples, batch_size=4, shuffle=True),
@@ -180,6 +172,7 @@ def test_scos_stage_warns_once_per_contradicted_merge(
         run_scos_stage(make_cfg("train", ["scos_warn_contradiction=1.5"]), dm, model, trainer, 0)
 
 
+@pytest.mark.slow
 def test_gat_stage_exports_the_attention_of_the_best_epoch(make_cfg, tmp_path, capsys):
     # a -r-> b -s-> d ; a -s-> c -r-> d ; a -t-> e ; d -t-> f
     kg = KnowledgeGraph.from_labeled_triples(
@@ -216,11 +209,9 @@ def test_gat_stage_exports_the_attention_of_the_best_epoch(make_cfg, tmp_path, c
 
 
 def test_restore_keeps_the_last_epoch_without_a_checkpoint_callback(tmp_path):
-    kg = KnowledgeGraph.from_labeled_triples(FAMILY)
+    kg = toy_kg.parents()
     model = _transe(kg)
-    trainer = pl.Trainer(max_epochs=1, logger=False, enable_checkpointing=False,
-                         enable_progress_bar=False, enable_model_summary=False,
-                         default_root_dir=tmp_path)  # fmt: skip
+    trainer = quiet_trainer(tmp_path, 1, enable_checkpointing=False)
     trainer.fit(model, DataLoader(kg.triples, batch_size=4))
     before = model.relation_embeddings()
     exported = restore_best_checkpoint(model, trainer)

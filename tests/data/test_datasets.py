@@ -18,8 +18,17 @@ from lokg.data.splits import normalise_text, split_leaks
 from lokg.errors import InputError
 from lokg.kg.io import DataFormatError
 
+from ..fixtures import toy_kg
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ROG_MINI = FIXTURES / "rog_mini"
+
+
+def numbered_questions(path: Path, n: int) -> Path:
+    """``n`` questions ``x<i>?`` (id ``i``) on topic a answered by b, one JSON line each."""
+    rows = (toy_kg.question_row(i, f"x{i}?", ["b"], "a") for i in range(n))
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
 
 
 def prepared(source, tmp_path, **kw) -> KGQADataModule:
@@ -143,14 +152,7 @@ def test_failed_preparation_leaves_nothing_behind(tmp_path):
 def test_too_few_questions_for_the_split_is_an_error_and_writes_nothing(tmp_path):
     kg = tmp_path / "kg.tsv"
     kg.write_text("a\tr\tb\n")
-    q = tmp_path / "questions.jsonl"
-    q.write_text(
-        "".join(
-            json.dumps({"id": i, "question": f"x{i}?", "answers": ["b"], "topic_entities": ["a"]})
-            + "\n"
-            for i in range(3)
-        )
-    )
+    q = numbered_questions(tmp_path / "questions.jsonl", 3)
     dm = KGQADataModule(CustomSource("c", str(kg), str(q)), artifacts_dir=str(tmp_path / "art"))
     with pytest.raises(InputError) as err:
         dm.prepare_data()
@@ -168,14 +170,7 @@ def test_too_few_questions_for_the_split_is_an_error_and_writes_nothing(tmp_path
 def test_hash_rows_of_a_custom_kg_are_kept_unless_a_comment_prefix_is_set(tmp_path):
     kg = tmp_path / "kg.tsv"
     kg.write_text("#tag\tr\tb\na\tr\tb\n")
-    q = tmp_path / "q.jsonl"
-    q.write_text(
-        "".join(
-            json.dumps({"id": i, "question": f"x{i}?", "answers": ["b"], "topic_entities": ["a"]})
-            + "\n"
-            for i in range(20)
-        )
-    )
+    q = numbered_questions(tmp_path / "q.jsonl", 20)
     dm = prepared(CustomSource("c", str(kg), str(q)), tmp_path / "a")
     assert dm.summary()["triples"] == 2
     dm = prepared(CustomSource("c", str(kg), str(q), kg_comment_prefix="#"), tmp_path / "b")

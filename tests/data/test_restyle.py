@@ -20,26 +20,15 @@ from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.typing import Question
 
+from ..fixtures import toy_kg
+
 
 @pytest.fixture
 def family() -> KnowledgeGraph:
     #   alice -spouse-> bob -nationality-> france      erin -spouse-> frank -nationality-> france
     #   alice -children-> carol -nationality-> spain   bob, dave -children-> carol
     #   gina -children-> hank -nationality-> france
-    return KnowledgeGraph.from_labeled_triples(
-        [
-            ("alice", "spouse", "bob"),
-            ("alice", "children", "carol"),
-            ("bob", "nationality", "france"),
-            ("carol", "nationality", "spain"),
-            ("bob", "children", "carol"),
-            ("dave", "children", "carol"),
-            ("erin", "spouse", "frank"),
-            ("frank", "nationality", "france"),
-            ("gina", "children", "hank"),
-            ("hank", "nationality", "france"),
-        ]
-    )
+    return toy_kg.extended_family()
 
 
 def q(qid, path, answers=None, topic=None, text="what is the X of Y 's Z ?") -> Question:

@@ -41,15 +41,21 @@ def test_shape_repr_and_attention_is_a_distribution_per_source(concat, heads, qu
     assert repr(conv).startswith(f"RelGATConv(5, 4, rel=3, heads={heads}, concat={concat}")
 
 
-def test_attention_and_aggregation_match_hand_computation():
-    # One head, scalar features; W = W_r = 1, a = [0 || 1 || 1]: logit(u->v|r) = h_v + e_r.
-    conv = RelGATConv(1, 1, 1, heads=1, concat=True, activation=False)
+def _scalar_conv(conv: RelGATConv, att_rel: float = 0.0) -> RelGATConv:
+    """``conv`` (one head, scalar features) with W = W_r = 1 and a = [0 || 1 || att_rel]:
+    logit(u->v|r) = h_v + att_rel * e_r."""
     with torch.no_grad():
         conv.lin.weight.fill_(1.0)
         conv.lin_rel.weight.fill_(1.0)
         conv.att_src.fill_(0.0)
         conv.att_dst.fill_(1.0)
-        conv.att_rel.fill_(1.0)
+        conv.att_rel.fill_(att_rel)
+    return conv
+
+
+def test_attention_and_aggregation_match_hand_computation():
+    # One head, scalar features; W = W_r = 1, a = [0 || 1 || 1]: logit(u->v|r) = h_v + e_r.
+    conv = _scalar_conv(RelGATConv(1, 1, 1, heads=1, concat=True, activation=False), att_rel=1.0)
     x = torch.tensor([[1.0], [2.0], [3.0]])
     rel = torch.tensor([[0.0], [-3.0]])
     edge_index = torch.tensor([[0, 0, 1], [1, 2, 2]])
@@ -64,13 +70,7 @@ def test_attention_and_aggregation_match_hand_computation():
 
 
 def test_leaky_relu_on_negative_logits():
-    conv = RelGATConv(1, 1, 1, heads=1, activation=False, negative_slope=0.2)
-    with torch.no_grad():
-        conv.lin.weight.fill_(1.0)
-        conv.lin_rel.weight.fill_(1.0)
-        conv.att_src.fill_(0.0)
-        conv.att_dst.fill_(1.0)
-        conv.att_rel.fill_(0.0)
+    conv = _scalar_conv(RelGATConv(1, 1, 1, heads=1, activation=False, negative_slope=0.2))
     x = torch.tensor([[0.0], [-5.0], [1.0]])
     _, alpha = conv(
         x, torch.tensor([[0, 0], [1, 2]]), torch.tensor([0, 0]), torch.zeros(1, 1),

@@ -23,24 +23,14 @@ from lokg.models.components.transe import (
 )
 from lokg.models.transe_module import TransEModule, relation_embeddings_from_checkpoint
 
-# A family graph: 6 entities, 3 relations, 10 triples.
-FAMILY = [
-    ("ann", "parent", "bob"),
-    ("ann", "parent", "cat"),
-    ("bob", "parent", "dan"),
-    ("cat", "parent", "eve"),
-    ("bob", "sibling", "cat"),
-    ("cat", "sibling", "bob"),
-    ("dan", "sibling", "eve"),
-    ("eve", "sibling", "dan"),
-    ("ann", "gender", "fem"),
-    ("cat", "gender", "fem"),
-]
+from ..fixtures import toy_kg
+from ..fixtures.training import quiet_trainer
 
 
 @pytest.fixture
 def kg() -> KnowledgeGraph:
-    return KnowledgeGraph.from_labeled_triples(FAMILY)
+    """toy_kg.PARENTS: 6 entities, 3 relations, 10 triples."""
+    return toy_kg.parents()
 
 
 def _set_weights(model: TransE, ent: list[list[float]], rel: list[list[float]]) -> None:
@@ -129,19 +119,10 @@ class _EpochRecorder(pl.Callback):
 
 
 def _trainer(tmp_path, max_epochs: int, callbacks=(), **settings) -> pl.Trainer:
-    return pl.Trainer(
-        max_epochs=max_epochs,
-        accelerator="cpu",
-        devices=1,
-        logger=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        enable_checkpointing=False,
-        default_root_dir=tmp_path,
-        callbacks=list(callbacks),
-        num_sanity_val_steps=0,
-        **settings,
-    )
+    return quiet_trainer(
+        tmp_path, max_epochs, enable_checkpointing=False, callbacks=list(callbacks),
+        num_sanity_val_steps=0, **settings,
+    )  # fmt: skip
 
 
 def _module(kg: KnowledgeGraph, **kwargs) -> TransEModule:

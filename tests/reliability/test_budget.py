@@ -16,40 +16,16 @@ from hypothesis import strategies as st
 from lokg.baselines.bfs import BFSRetriever
 from lokg.ittc import ITTCEncoder, TruncateEncoder
 from lokg.kg.graph import KnowledgeGraph
-from lokg.llm import ReaderOutput, answer_messages
-from lokg.llm.prompt import answer_prompt_overhead, answer_prompt_tokens
+from lokg.llm.prompt import answer_prompt_overhead
 from lokg.pipeline import LOKG, BudgetExceeded
 from lokg.retrieval import RetrievalResult, Retriever, TopicEntity
 from lokg.tokens import count_tokens
 from lokg.typing import Question
 
+from ..fixtures.doubles import RecordingReaderDouble
+
 ENCODERS = {"ittc": ITTCEncoder(), "truncate": TruncateEncoder()}
 HUB = "city_0_(A|)"
-
-
-class PromptRecorderDouble:
-    """Test double of an LLM reader: sends nothing, keeps each prompt it was given."""
-
-    uses_llm = True
-    label = "llm:prompt-recorder-double"
-    max_concurrency = 1
-
-    def __init__(self) -> None:
-        self.prompts: list[tuple[str, str]] = []  # (evidence given, prompt content)
-
-    def prompt_tokens(self, question, evidence, tokenizer=None):
-        return answer_prompt_tokens(question, evidence, tokenizer)
-
-    def prompt_overhead(self, question, tokenizer=None):
-        return answer_prompt_overhead(question, tokenizer)
-
-    def answer(self, question, evidence, candidates=()):
-        messages = answer_messages(question, evidence)
-        self.prompts.append((evidence, messages[0]["content"]))
-        return ReaderOutput([], "", messages, self.label, {"calls": 1})
-
-    def close(self) -> None:
-        pass
 
 
 def evidence_in_prompt(prompt: str) -> str:
@@ -69,7 +45,7 @@ def pipe_paren_kg() -> KnowledgeGraph:
 @pytest.mark.slow
 @pytest.mark.parametrize("encoder", sorted(ENCODERS))
 def test_pipe_paren_labels_at_budgets_2000_to_2099_never_break_the_run(pipe_paren_kg, encoder):
-    reader = PromptRecorderDouble()
+    reader = RecordingReaderDouble()
     lokg = LOKG(BFSRetriever(pipe_paren_kg, max_hops=1), ENCODERS[encoder], reader)
     question = Question("q", "which cities does city 0 reach ?", ("x",), (HUB,))
     repaired = 0
@@ -88,7 +64,7 @@ def test_pipe_paren_labels_at_budgets_2000_to_2099_never_break_the_run(pipe_pare
 @pytest.mark.slow
 @pytest.mark.parametrize("encoder", sorted(ENCODERS))
 def test_budget_scope_prompt_caps_the_whole_prompt_at_those_budgets(pipe_paren_kg, encoder):
-    reader = PromptRecorderDouble()
+    reader = RecordingReaderDouble()
     lokg = LOKG(BFSRetriever(pipe_paren_kg, max_hops=1), ENCODERS[encoder], reader,
                 budget_scope="prompt")  # fmt: skip
     question = Question("q", "which cities does city 0 reach ?", ("x",), (HUB,))
@@ -152,7 +128,7 @@ def test_the_string_sent_never_exceeds_the_budget(triples, budget, encoder, scop
     kg = KnowledgeGraph.from_labeled_triples(
         [(label(h), label(r), label(t)) for h, r, t in triples]
     )
-    reader = PromptRecorderDouble()
+    reader = RecordingReaderDouble()
     lokg = LOKG(AllTriplesRetrieverDouble(kg), ENCODERS[encoder], reader, budget=budget,
                 budget_scope=scope)  # fmt: skip
     question = Question("q", "which one ?", ("x",), (label(triples[0][0]),))

@@ -2,13 +2,13 @@
 with a checkpoint, exits 143 with one line, and the same command resumes from it.
 
 The real case runs ``train.py experiment=train_qgat`` as a subprocess on a hand-written KG of
-eight triples (a few tenths of a second per epoch) and sends SIGTERM once the first epoch's
-checkpoint is on disk; the guard that covers the job outside the fit is checked in process.
+eight triples (tests/fixtures/toy_kg.py's ``COUPLES``; a few tenths of a second per epoch) and
+sends SIGTERM once the first epoch's checkpoint is on disk; the guard that covers the job
+outside the fit is checked in process.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -25,12 +25,9 @@ from lokg.errors import Interrupted
 from lokg.kg.atomic import atomic_directory
 from lokg.train import run as train
 
+from ..fixtures import toy_kg
+
 ROOT = Path(__file__).resolve().parents[2]
-KG = (
-    "alice\tspouse\tbob\nalice\tchildren\tcarol\nbob\tnationality\tfrance\n"
-    "carol\tnationality\tspain\ndave\tspouse\terin\nerin\tnationality\tspain\n"
-    "frank\tspouse\tgina\ngina\tnationality\titaly\n"
-)
 SPLITS = {
     "train": [("t1", "alice", "france"), ("t2", "dave", "spain"), ("t3", "frank", "italy")],
     "val": [("v1", "dave", "spain"), ("v2", "frank", "italy")],
@@ -45,16 +42,9 @@ RESUMED = re.compile(r"^resumed from (\S+\.ckpt): epoch (\d+), step (\d+)", re.M
 def _tiny_walk_training(tmp: Path, epochs: int) -> list[str]:
     """``experiment=train_qgat`` overrides for a tiny custom dataset written under ``tmp``
     (a free relation table and cached question vectors: no TransE, no encoder fine-tuning)."""
-    (tmp / "kg.tsv").write_text(KG)
-    overrides = ["data=custom", f"data.source.kg_path={tmp / 'kg.tsv'}"]
-    for split, rows in SPLITS.items():
-        path = tmp / f"{split}.jsonl"
-        path.write_text("".join(
-            json.dumps({"id": i, "question": f"nationality of {t} 's spouse ?",
-                        "answers": [a], "topic_entities": [t]}) + "\n"
-            for i, t, a in rows
-        ))  # fmt: skip
-        overrides.append(f"+data.source.split_paths.{split}={path}")
+    overrides = toy_kg.custom_data_overrides(
+        *toy_kg.write_custom_dataset(tmp, toy_kg.COUPLES, toy_kg.spouse_questions(SPLITS))
+    )
     return [
         "experiment=train_qgat", *overrides, "data.batch_size=1", "scos=off",
         "model.relation_source=learned", "model.question_encoder=frozen", "model.min_steps=0",

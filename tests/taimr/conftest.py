@@ -1,4 +1,8 @@
-"""A tiny family graph and a keyword encoder whose cosines can be computed by hand."""
+"""A keyword encoder whose cosines can be computed by hand.
+
+The tests here walk the ``family`` graph of tests/conftest.py (tests/fixtures/toy_kg.py's
+``FAMILY``: alice -spouse-> bob -nationality-> france, alice -children-> carol
+-nationality-> spain, bob -children-> carol)."""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ import numpy as np
 import pytest
 
 from lokg.embed import SentenceEncoder
-from lokg.kg.graph import KnowledgeGraph
 
 # Each keyword is one axis; texts with no keyword get the last axis only.
 KEYWORDS = {
@@ -31,22 +34,6 @@ class KeywordEncoder(SentenceEncoder):
             if not out[i].any():
                 out[i, DIM - 1] = 1.0
         return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
-@pytest.fixture
-def family() -> KnowledgeGraph:
-    #   alice -spouse-> bob -nationality-> france
-    #   alice -children-> carol -nationality-> spain
-    #   bob -children-> carol
-    return KnowledgeGraph.from_labeled_triples(
-        [
-            ("alice", "spouse", "bob"),
-            ("alice", "children", "carol"),
-            ("bob", "nationality", "france"),
-            ("carol", "nationality", "spain"),
-            ("bob", "children", "carol"),
-        ]
-    )
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ off: the edges are added after it, and its artifacts need a TransE run.
 from __future__ import annotations
 
 import itertools
-import json
 
 import hydra
 import pytest
@@ -28,6 +27,8 @@ from lokg.kg.neighbourhood import bfs_triples
 from lokg.llm import build_reader
 from lokg.pipeline import LOKG
 from lokg.typing import Question
+
+from ..fixtures import toy_kg
 
 MOVIES = {
     "the_matrix": ("lana_wachowski", ["keanu_reeves", "carrie_anne_moss"], "action", "1999"),
@@ -48,8 +49,6 @@ def movie_triples() -> list[tuple[str, str, str]]:
 
 
 def _write_dataset(root) -> tuple[str, dict]:
-    kg = root / "movies.tsv"
-    kg.write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in movie_triples()), encoding="utf-8")
     train = [
         ("t1", "who directed the_matrix ?", ["lana_wachowski"], "the_matrix"),
         ("t2", "who is starring in speed ?", ["keanu_reeves", "sandra_bullock"], "speed"),
@@ -61,18 +60,10 @@ def _write_dataset(root) -> tuple[str, dict]:
         ("q2", "which films were directed by alfonso_cuaron ?", ["gravity", "roma"],
          "alfonso_cuaron"),
     ]  # fmt: skip
-    paths = {}
-    for split, rows in (("train", train), ("test", test)):
-        path = root / f"{split}.jsonl"
-        path.write_text(
-            "".join(
-                json.dumps({"id": i, "question": q, "answers": a, "topic_entities": [t]}) + "\n"
-                for i, q, a, t in rows
-            ),
-            encoding="utf-8",
-        )
-        paths[split] = str(path)
-    return str(kg), {"train": paths["train"], "val": None, "test": paths["test"]}
+    rows = {"train": [toy_kg.question_row(*r) for r in train], "val": None,
+            "test": [toy_kg.question_row(*r) for r in test]}  # fmt: skip
+    kg, paths = toy_kg.write_custom_dataset(root, movie_triples(), rows, kg_name="movies")
+    return str(kg), paths
 
 
 @pytest.fixture(scope="module")

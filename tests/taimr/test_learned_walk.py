@@ -341,6 +341,7 @@ def _hits(m: PathGATModule, questions: list[Question]) -> float:
     return hits / len(questions)
 
 
+@pytest.mark.slow
 def test_question_aware_walk_beats_uniform_attention():
     enc = KeywordEncoder(model_id="test/keywords")
     kg, questions = _people(12)
@@ -372,6 +373,7 @@ def _dead_ends(n: int) -> tuple[KnowledgeGraph, list[Question]]:
     return KnowledgeGraph.from_labeled_triples(triples), questions
 
 
+@pytest.mark.slow
 def test_vocabulary_normalised_walk_does_not_stop_at_a_dead_end():
     """The default walk (no node states, each hop normalised over the relation vocabulary):
     stopping after one hop costs P(stop | hop 1) wherever the walk is, so the dead end
@@ -389,6 +391,7 @@ def test_vocabulary_normalised_walk_does_not_stop_at_a_dead_end():
     assert scores.get(city, -np.inf) < scores[mayor]
 
 
+@pytest.mark.slow
 def test_without_the_question_the_walk_cannot_choose():
     enc = KeywordEncoder(model_id="test/keywords")
     kg, questions = _people(12)
@@ -441,6 +444,7 @@ def _retriever(m: PathGATModule, kg, enc, **kw) -> LearnedPathRetriever:
     return LearnedPathRetriever(kg, enc, model, max_hops=2, beam_width=16, **kw)
 
 
+@pytest.mark.slow
 def test_retriever_answers_from_the_tail_end():
     """A question whose topic is the tail of its triples gets its answer by inverse steps,
     and the triples keep their true direction."""
@@ -482,6 +486,7 @@ def test_empty_walk_falls_back_and_says_so():
     assert res.extra == {"seen": "z", "fallback": "double"}
 
 
+@pytest.mark.slow
 def test_trained_walk_model_runs_on_per_question_subgraphs(tmp_path):
     """RoG format (one subgraph per question): the model trained on the training questions
     runs on each test question's own graph, inductively (names, no TransE there)."""
@@ -601,6 +606,7 @@ def test_token_attention_points_per_hop_by_hand():
     assert ctx.shape == (1, 2, DIM)
 
 
+@pytest.mark.slow
 def test_token_pointer_learns_the_order_a_pooled_question_cannot_see():
     enc = OrderedKeywordEncoder(model_id="test/ordered-keywords")
     kg, questions = _ordered(12)
@@ -642,6 +648,7 @@ def test_question_tokens_needs_a_token_encoder():
 # --------------------------------------------------------------------------- fine-tuned encoder
 
 
+@pytest.mark.slow
 def test_finetuned_question_encoder_trains_and_travels_with_the_model(tmp_path):
     """``question_encoder=finetune``: the path loss reaches the sentence encoder's own
     weights, and the exported artifact carries the trained encoder, so retrieval encodes
@@ -731,6 +738,7 @@ def _three_relations(n: int) -> tuple[KnowledgeGraph, list[Question]]:
     return KnowledgeGraph.from_labeled_triples(triples), questions
 
 
+@pytest.mark.slow
 def test_name_match_answers_with_a_relation_never_seen_in_training():
     """Trained on spouse and children questions only, the walk model must answer nationality
     questions.  Its learned terms only ever saw nationality as a wrong step; the name cosine
