@@ -155,6 +155,7 @@ SHOWN_BEFORE = {
 }  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", sorted(SHOWN_BEFORE))  # one dropped, the MCKP, the template
 def test_the_record_carries_the_numbers_the_page_showed_before(pq2h, budget):
     from types import SimpleNamespace
