@@ -10,7 +10,7 @@ The sets: ``beyond_*`` (conjunctions of two anchors, chains with a constraint, c
 WebQSP / CWQ stand-ins split 8:1:1 for training (``*_evidence_resplit``, labelled stand-ins).
 The rows are :data:`bench_retrieval.ROWS` (the paper, the rules, today's walk, its
 ablations), each a configuration of the package's configs on the dataset's own split; a walk
-row needs a walk model trained on the set (``python train.py experiment=train_qgat
+row needs a walk model trained on the set (``python train.py experiment=train_walk
 data=<set>``, after ``experiment=train_transe``).
 
 Per set and row it prints, for all questions and per group, retriever-only Hits@1 (the

@@ -10,7 +10,7 @@ Rows (each one configuration, built from the package's configs):
 - ``uniform+rules``: TAIMR with uniform attention and the rule-based relation linker
   (``retriever=taimr_linked``, the configuration before the learned walk);
 - ``learned``: ``retriever=learned`` with the walk model trained by
-  ``experiment=train_qgat`` as ``configs/model/qgat.yaml`` sets it (fine-tuned question
+  ``experiment=train_walk`` as ``configs/model/walk.yaml`` sets it (fine-tuned question
   encoder, token pointer, TransE's e_r, no node states, each hop normalised over the
   relation vocabulary);
 - ``learned, no name match``: ``model.name_match=false`` (no cosine between the hop's
@@ -23,7 +23,7 @@ Rows (each one configuration, built from the package's configs):
   soft-maxed together, the walk model before the vocabulary normalisation).
 
 Each walk-model row uses, among the dataset's ``qgat-*`` artifacts trained with the default
-``model`` config (``configs/model/qgat.yaml``, training settings included) with the row's
+``model`` config (``configs/model/walk.yaml``, training settings included) with the row's
 switch changed, the one with the best recorded ``val/hits@1`` (one-line error naming the
 training command when none has been trained).
 Columns: retriever-only Hits@1 (extractive reader: the retriever's top answer), answer
@@ -65,18 +65,18 @@ from _data import (
     split_questions,
 )
 
-from lokg.artifacts import walk_models
 from lokg.cli import report
 from lokg.data.splits import GROUP_BY, template_seen_share
 from lokg.eval.ledger import LedgerEntry, TestLedger
 from lokg.evaluate import ledger_key, run
 from lokg.pipeline import LOKG
+from lokg.taimr.walk.artifact import walk_models
 from lokg.typing import Question
 
 _LEARNED = ["experiment=lokg", "retriever=learned"]
 LEDGER = TEST_LEDGER  # module attribute, so a test can point it elsewhere
 
-#: row -> (overrides, the change to the default ``model=qgat`` config its walk model was
+#: row -> (overrides, the change to the default ``model=walk`` config its walk model was
 #: trained with, or None for rows without a walk model)
 ROWS: dict[str, tuple[list[str], dict | None]] = {
     "paper": (["experiment=paper"], None),
@@ -103,7 +103,7 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
 
 def walk_model_dir(dataset_dir: Path, change: dict) -> Path:
     """The dataset's ``qgat-*`` artifact with the best recorded ``val/hits@1`` among those
-    trained with the default ``model`` config (every key of ``configs/model/qgat.yaml``:
+    trained with the default ``model`` config (every key of ``configs/model/walk.yaml``:
     architecture and training settings alike) with ``change`` applied, so a model trained
     under older settings never stands for a row (selection on validation only)."""
     found = walk_models(dataset_dir, change)
@@ -111,7 +111,7 @@ def walk_model_dir(dataset_dir: Path, change: dict) -> Path:
         flags = " ".join(f"model.{k}={str(v).lower()}" for k, v in change.items())
         raise SystemExit(
             f"error: no walk model trained with the default model config{' and ' if flags else ''}"
-            f"{flags} under {dataset_dir}; run `python train.py experiment=train_qgat "
+            f"{flags} under {dataset_dir}; run `python train.py experiment=train_walk "
             f"data={dataset_dir.name.split('-')[0]} {flags}` (with the split's "
             "data.split_group_by)"
         )

@@ -73,7 +73,7 @@ def learned_latency(kg: KnowledgeGraph, walk_model: str, qs, others) -> dict | N
         if found is None:
             print(
                 f"note: retriever=learned not timed: no walk model for {walk_model} (run "
-                f"`python train.py experiment=train_qgat data={walk_model}`)",
+                f"`python train.py experiment=train_walk data={walk_model}`)",
                 flush=True,
             )
             return None

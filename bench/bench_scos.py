@@ -600,7 +600,7 @@ def end2end(args: argparse.Namespace) -> None:
             result = SCOSResult.load(out["scos_dir"] / "scos")
             train(
                 compose_config(
-                    "train", ["experiment=train_qgat", *data_over, f"scos={scos}", *quiet], root
+                    "train", ["experiment=train_walk", *data_over, f"scos={scos}", *quiet], root
                 )
             )
             t_train = time.perf_counter() - t0

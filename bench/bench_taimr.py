@@ -40,8 +40,8 @@ phase); "warm": the same question again. p50/p95 in ms, with the number of quest
 got a candidate answer, peak RSS and the machine's load average (timings move with it).
 
 ``train`` times one optimizer step (batch of 32 synthetic questions, no Trainer) on the
-synthetic 1M-triple graph, for the default walk model (``experiment=train_qgat``'s
-``model=qgat``, with its fine-tuned question encoder; the graph's node features and
+synthetic 1M-triple graph, for the default walk model (``experiment=train_walk``'s
+``model=walk``, with its fine-tuned question encoder; the graph's node features and
 relation-name embeddings random, TransE's e_r random) and for the paper's query-independent
 GAT (``model=gat``). For the walk model it also times finding a question's supervised paths
 (once per question per run: cached across epochs) and prints the peak RSS before the model
@@ -240,7 +240,7 @@ def latency(args: argparse.Namespace) -> None:
     dm = load_datamodule(cfg)
     questions = split_questions(dm, args.split, args.limit)
     need_gat = cfg.retriever.get("attention") == "gat"
-    need_walk = str(cfg.retriever.get("_target_")).endswith("learned.build_learned")
+    need_walk = str(cfg.retriever.get("_target_")).endswith("walk.retriever.build_learned")
     art = load_graph_artifacts(
         cfg, dm, need_gat, cfg.get("scos_dir"), cfg.get("gat_dir"),
         need_walk, cfg.retriever.get("model_dir") if need_walk else None,
@@ -324,13 +324,13 @@ def _optimizer_steps(module, opt, batches) -> list[float]:
 
 
 def _walk_train_step(kg: KnowledgeGraph, n: int) -> None:
-    """The default walk model (``experiment=train_qgat``) on ``kg``: supervision, then steps."""
+    """The default walk model (``experiment=train_walk``) on ``kg``: supervision, then steps."""
     import torch
 
     from lokg.config import compose_config
-    from lokg.models.components.question_lm import QuestionLM
+    from lokg.nn.question_encoder import QuestionLM
 
-    cfg = compose_config("train", ["experiment=train_qgat", "data=pq2h"], os.getcwd())
+    cfg = compose_config("train", ["experiment=train_walk", "data=pq2h"], os.getcwd())
     embedder = hydra.utils.instantiate(cfg.embedder, cache_dir=None)
     d = embedder.output_dim
     module = hydra.utils.instantiate(cfg.model, num_relations=kg.num_relations)

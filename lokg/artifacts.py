@@ -36,20 +36,23 @@ from lokg.kg.inverse_edges import (
     extend_relation_embeddings,
     relations_to_invert,
 )
+from lokg.taimr.walk.artifact import KIND as WALK_KIND
+from lokg.taimr.walk.artifact import META_FILE as WALK_META_FILE
+from lokg.taimr.walk.artifact import WALK_CONFIG, hashed_targets, walk_models
 from lokg.typing import IdArray
 
-KINDS = ("scos", "gat", "qgat")
-#: the walk model's default settings (``model=qgat``), beside the package as the configs are
-QGAT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "model" / "qgat.yaml"
+KINDS = ("scos", "gat", WALK_KIND)
 
 log = logging.getLogger(__name__)
 
 
 def config_key(*nodes: Any) -> str:
-    """A short stable hash of configuration nodes (DictConfigs are resolved first)."""
+    """A short stable hash of configuration nodes (DictConfigs are resolved first; a moved
+    ``_target_`` hashes under its earlier path, :data:`lokg.taimr.walk.artifact.MOVED_TARGETS`)."""
     plain = [
         OmegaConf.to_container(n, resolve=True) if isinstance(n, DictConfig) else n for n in nodes
     ]
+    plain = hashed_targets(plain)
     return hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
@@ -86,36 +89,6 @@ def latest(root: Path, kind: str) -> Path | None:
     return directory
 
 
-def default_walk_settings() -> dict:
-    """``configs/model/qgat.yaml``'s ``model`` keys, less those interpolated from other
-    groups (``node_dim`` and ``name_dim`` follow the embedder)."""
-    raw = OmegaConf.to_container(OmegaConf.load(QGAT_CONFIG).model, resolve=False)
-    return {k: v for k, v in raw.items() if not (isinstance(v, str) and "${" in v)}
-
-
-def walk_models(
-    root: Path, change: dict | None = None, fingerprint: str | None = None
-) -> list[Path]:
-    """``root``'s ``qgat-*`` artifacts trained with the default walk settings
-    (:func:`default_walk_settings`, training settings included) with ``change`` applied (and,
-    given a ``fingerprint``, on that graph), the best recorded ``val/hits@1`` first, then the
-    newest."""
-    want = {**default_walk_settings(), **(change or {})}
-    found = []
-    for d in Path(root).glob("qgat-*"):
-        cfg_path, meta_path = d / "config.yaml", d / "qgat.json"
-        if not (cfg_path.is_file() and meta_path.is_file()):
-            continue
-        model = OmegaConf.load(cfg_path).get("model")
-        trained = {} if model is None else OmegaConf.to_container(model, resolve=True)
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if fingerprint is not None and meta.get("kg_fingerprint") != fingerprint:
-            continue
-        if all(trained.get(k) == v for k, v in want.items()):
-            found.append((meta.get("best_value") or 0.0, meta_path.stat().st_mtime_ns, d))
-    return [d for *_, d in sorted(found, reverse=True)]
-
-
 def default_walk_model(root: Path, fingerprint: str | None = None) -> Path | None:
     """The walk model ``retriever=learned`` uses without ``retriever.model_dir``: the best
     on val among those trained with the default settings (so a model trained for an ablation
@@ -123,12 +96,12 @@ def default_walk_model(root: Path, fingerprint: str | None = None) -> Path | Non
     matching = walk_models(root, fingerprint=fingerprint)
     if matching:
         return matching[0]
-    fallback = latest(root, "qgat")
+    fallback = latest(root, WALK_KIND)
     if fallback is not None:
         log.warning(
             "no walk model under %s was trained with the default settings (%s); using the "
             "latest trained, %s",
-            root, QGAT_CONFIG.name, fallback.name,
+            root, WALK_CONFIG.name, fallback.name,
         )  # fmt: skip
     return fallback
 
@@ -338,22 +311,22 @@ def load_graph_artifacts(
     if need_walk:
         walked = art.kg.own_part()  # the walk model's graph (GraphArtifacts.own_edges)
         art.walk_dir = (
-            resolve(root, "qgat", walk_dir)
+            resolve(root, WALK_KIND, walk_dir)
             if walk_dir
             else default_walk_model(root, walked.fingerprint())
         )
         if art.walk_dir is None:
             raise FileNotFoundError(
                 f"no trained walk model for {datamodule.name} under {root}; run "
-                "`python train.py experiment=train_qgat data=...` first, or give "
+                "`python train.py experiment=train_walk data=...` first, or give "
                 "retriever.model_dir=<a qgat-* directory>"
             )
-        meta = json.loads((art.walk_dir / "qgat.json").read_text(encoding="utf-8"))
+        meta = json.loads((art.walk_dir / WALK_META_FILE).read_text(encoding="utf-8"))
         if walk_dir is None and meta["kg_fingerprint"] != walked.fingerprint():
             raise ValueError(
                 f"{art.walk_dir}: the walk model was trained on another graph (kg fingerprint "
                 f"{meta['kg_fingerprint']}, this one {walked.fingerprint()}); retrain "
-                "experiment=train_qgat with the same scos setting"
+                "experiment=train_walk with the same scos setting"
             )
         log.info("walk model: %s", art.walk_dir)
     return art

@@ -60,7 +60,7 @@ from hydra.errors import (
 )
 from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, OmegaConfBaseException
 
-from lokg.config import check_schema_keys
+from lokg.config import check_schema_keys, warn_deprecated_options
 from lokg.errors import Interrupted
 from lokg.llm.errors import LLMFatalError, LocalServerError, MissingAPIKeyError
 
@@ -202,6 +202,7 @@ def run_job(job: Callable[[Any], Any], cfg: Any) -> Any:
     """
     try:
         check_schema_keys(cfg)
+        warn_deprecated_options()
         return job(cfg)
     except Exception as exc:
         if input_error(exc) is None:

@@ -10,12 +10,18 @@ constructors they instantiate; :func:`check_target_keys` refuses, in one line, a
 data, model, embedder, retriever or encoder node that its target does not take (a constructor
 would raise a TypeError with a traceback; a builder taking the pipeline's shared call-time
 arguments as ``**_unused`` would swallow the key).
+
+A renamed config group option stays selectable under its old name for one release
+(:data:`DEPRECATED_OPTIONS`: the old file composes the new one) and prints one deprecation
+line (:func:`warn_deprecated_options`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,15 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
 from lokg.errors import InputError
+
+#: config group options renamed, selectable under the old name for one release:
+#: (group, old option) -> new option
+DEPRECATED_OPTIONS = {
+    ("model", "qgat"): "walk",
+    ("experiment", "train_qgat"): "train_walk",
+}
+
+log = logging.getLogger(__name__)
 
 
 def wandb_offline() -> bool:
@@ -142,6 +157,26 @@ def check_schema_keys(cfg: Any) -> None:
         )
 
 
+def warn_deprecated_options(choices: Mapping[str, Any] | None = None) -> list[str]:
+    """One WARNING line per deprecated group option the run selected
+    (:data:`DEPRECATED_OPTIONS`); returns the lines.  ``choices`` is the composed run's
+    ``group -> option`` (``None``: Hydra's, when a config was composed)."""
+    if choices is None:
+        from hydra.core.hydra_config import HydraConfig
+
+        if not HydraConfig.initialized():
+            return []
+        choices = HydraConfig.get().runtime.choices
+    lines = [
+        f"{group}={old} is deprecated: it is {group}={new} (the same config); use that name"
+        for (group, old), new in DEPRECATED_OPTIONS.items()
+        if choices.get(group) == old
+    ]
+    for line in lines:
+        log.warning(line)
+    return lines
+
+
 def check_target_keys(node: Any, group: str) -> None:
     """Refuse keys of a ``_target_`` config node that its target does not take.
 
@@ -204,6 +239,7 @@ def compose_config(name: str, overrides: list[str], root_dir: str | Path) -> Any
         )
     check_schema_keys(cfg)
     HydraConfig.instance().set_config(cfg)
+    warn_deprecated_options()
     with open_dict(cfg):
         cfg.paths.output_dir = str(Path(root_dir) / "outputs")
         del cfg.hydra

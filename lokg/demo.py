@@ -13,7 +13,7 @@ Eight steps, each the command a user would type (printed before it runs, timed):
    trained again);
 4. ``train.py experiment=train_gat scos=default``: the relation-aware GAT whose attention
    ``experiment=paper`` reads (Eq. (16)), on the paper's SCOS graph;
-5. ``train.py experiment=train_qgat``: the walk model of the default configuration;
+5. ``train.py experiment=train_walk``: the walk model of the default configuration;
 6. ``evaluate.py experiment=paper llm=extractive``: the paper as written, retriever only;
 7. ``evaluate.py llm=extractive``: ours, retriever only;
 8. ``evaluate.py <llm> limit=<N>``: ours with the local LLM on the first N test questions
@@ -86,7 +86,7 @@ def demo_steps(llm: str = DEFAULT_LLM, limit: int = DEFAULT_LIMIT) -> list[DemoS
             "transe+scos (paper)", ("train.py", "experiment=train_transe", "scos=default", quiet)
         ),
         DemoStep("gat", ("train.py", "experiment=train_gat", "scos=default", quiet)),
-        DemoStep("walk", ("train.py", "experiment=train_qgat", quiet)),
+        DemoStep("walk", ("train.py", "experiment=train_walk", quiet)),
         DemoStep(
             "paper",
             ("evaluate.py", "experiment=paper", "llm=extractive"),

@@ -240,7 +240,7 @@ class SentenceEncoder:
         (the model's last hidden states of its word-piece tokens, before pooling; padding and
         the tokenizer's special tokens such as ``[CLS]``/``[SEP]`` left out), kept in memory
         per distinct text.  The learned walk attends over them per hop
-        (:class:`~lokg.models.components.path_gat.QuestionPathGAT`)."""
+        (:class:`~lokg.taimr.walk.net.WalkNet`)."""
         if isinstance(texts, str):
             raise TypeError("encode_tokens expects a sequence of strings, got a single str")
         full = [self.prefixed(t, kind) for t in texts]

@@ -208,7 +208,7 @@ class LOKG:
         encoder = hydra.utils.instantiate(cfg.encoder)
         train_questions = datamodule.questions.get("train", [])
         need_gat = cfg.retriever.get("attention") == "gat"
-        need_walk = str(cfg.retriever.get("_target_")).endswith("learned.build_learned")
+        need_walk = str(cfg.retriever.get("_target_")).endswith("walk.retriever.build_learned")
         if cfg.retriever.get("uses_llm"):  # ToG, GraphRAG: the retriever calls the LLM too
             make_retriever = functools.partial(make_retriever, chat=_chat_client(reader))
         per_question = datamodule.has_question_subgraphs

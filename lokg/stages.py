@@ -350,7 +350,7 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
     """``model.set_graph`` for the walk model: node features (only with
     ``model.graph_context``, the option whose GAT reads them), TransE's merged e_r,
     relation-name embeddings and the question encoder."""
-    from lokg.taimr.learned import relation_names
+    from lokg.taimr.walk.net import relation_names
 
     if model.hparams.graph_context:
         feats = entity_features(embedder, art.kg)
@@ -372,7 +372,7 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
 
     question_lm = None
     if model.hparams.question_encoder == "finetune":
-        from lokg.models.components.question_lm import QuestionLM
+        from lokg.nn.question_encoder import QuestionLM
 
         question_lm = QuestionLM.from_encoder(embedder, model.hparams.encoder_trainable_layers)
     model.set_graph(art.kg, feats, rel, names, query_encoder, token_encoder, question_lm)
@@ -411,14 +411,14 @@ def run_walk_stage(
 
     The directory holds ``walk_model.pt`` (the network's state dict), ``relation_table.npy``
     (the e_r it saw), ``qgat.json`` (architecture, graph fingerprint, embedder, which epoch)
-    and the config.
+    and the config (:mod:`lokg.taimr.walk.artifact`).
     """
-    from lokg.taimr.learned import save_walk_network
+    from lokg.taimr.walk.artifact import KIND, save_walk_network
 
     exported = restore_best_checkpoint(model, trainer)
     print(exported.describe("walk model"), flush=True)
     key = training_key(cfg, cfg.embedder, str(art.scos_dir), seed)
-    out = stage_dir(datamodule.artifact_dir, "qgat", key)
+    out = stage_dir(datamodule.artifact_dir, KIND, key)
     architecture = model.architecture()
     meta = {
         "kg_fingerprint": art.kg.fingerprint(),
@@ -433,6 +433,6 @@ def run_walk_stage(
             question_lm=model.question_lm,
         )  # fmt: skip
         OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
-    mark_latest(datamodule.artifact_dir, "qgat", out)
+    mark_latest(datamodule.artifact_dir, KIND, out)
     log.info("walk model artifacts: %s", out)
     return out

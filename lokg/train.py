@@ -111,8 +111,9 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         return result
 
     from lokg.models.gat_module import GATModule
-    from lokg.models.path_module import PathGATModule
     from lokg.models.transe_module import TransEModule
+    from lokg.models.walk_module import WalkModule
+    from lokg.taimr.walk.artifact import KIND as WALK_KIND
 
     build = hydra.utils.instantiate(cfg.model, _partial_=True)
     gat_art = walk_art = feats = None
@@ -124,7 +125,7 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         model = build(**sizes)
         feats = stages.attach_gat_graph(model, gat_art, embedder)
         stage = "gat"
-    elif is_class and issubclass(build.func, PathGATModule):
+    elif is_class and issubclass(build.func, WalkModule):
         # the walk model: SCOS's graph as given (it walks both directions by itself, so no
         # added inverse edge), encoder features, TransE's merged e_r
         embedder = _embedder(cfg)
@@ -132,7 +133,7 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         model = build(num_relations=walk_art.kg.num_relations)
         stages.attach_walk_graph(model, walk_art, embedder)
         stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)
-        stage = "qgat"
+        stage = WALK_KIND
     else:
         model = build(**datamodule.model_kwargs())
         stage = "scos" if isinstance(model, TransEModule) and cfg.get("scos") is not None else "fit"
@@ -194,7 +195,7 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
                 cfg, datamodule, model, trainer, gat_art, feats, seed
             )
         elif walk_art is not None:
-            result["qgat_dir"] = stages.run_walk_stage(
+            result["walk_dir"] = stages.run_walk_stage(
                 cfg, datamodule, model, trainer, walk_art, seed
             )
     if resume is not None and trainer.is_global_zero:

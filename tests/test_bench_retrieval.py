@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from lokg.artifacts import default_walk_model, default_walk_settings
+from lokg.artifacts import default_walk_model
+from lokg.taimr.walk.artifact import default_walk_settings
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 

@@ -97,9 +97,9 @@ def test_bad_settings_are_one_line_errors():
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        (["experiment=train_qgat"], ("val/hits@1", "max", 2, 200, 1.0)),
+        (["experiment=train_walk"], ("val/hits@1", "max", 2, 200, 1.0)),
         (["experiment=train_gat"], ("val/loss", "min", 3, 0, None)),
-        (["experiment=train_qgat", "model.min_steps=50"], ("val/hits@1", "max", 2, 50, 1.0)),
+        (["experiment=train_walk", "model.min_steps=50"], ("val/hits@1", "max", 2, 50, 1.0)),
     ],
 )
 def test_model_configs_set_early_stopping(make_cfg, overrides, expected):
@@ -117,9 +117,9 @@ def test_transe_never_stops_early_and_keeps_its_artifact_key(make_cfg):
 
 
 def test_early_stopping_settings_change_the_walk_artifact_key(make_cfg):
-    a = make_cfg("train", ["experiment=train_qgat"])
-    b = make_cfg("train", ["experiment=train_qgat", "callbacks.early_stopping.patience=4"])
-    c = make_cfg("train", ["experiment=train_qgat", "callbacks.early_stopping=null"])
+    a = make_cfg("train", ["experiment=train_walk"])
+    b = make_cfg("train", ["experiment=train_walk", "callbacks.early_stopping.patience=4"])
+    c = make_cfg("train", ["experiment=train_walk", "callbacks.early_stopping=null"])
     keys = {training_key(cfg, "x") for cfg in (a, b, c)}
     assert len(keys) == 3
     assert training_key(c, "x") == config_key(c.model, c.trainer.max_epochs, "x")

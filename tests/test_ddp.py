@@ -109,18 +109,18 @@ def test_transe_then_gat_train_with_two_processes(tmp_path):
 
 @pytest.mark.slow
 def test_walk_model_trains_with_two_processes_and_exports_once(tmp_path):
-    """``experiment=train_qgat trainer=ddp`` on PQ-2H (2 epochs of debug=limit) after TransE +
+    """``experiment=train_walk trainer=ddp`` on PQ-2H (2 epochs of debug=limit) after TransE +
     SCOS (one process: only its e_r are needed): both ranks train, see the same all-reduced
     val/hits@1, and rank 0 alone exports the best epoch, which the retriever then loads."""
     from hydra.utils import instantiate
 
     from lokg.artifacts import load_graph_artifacts
-    from lokg.taimr.learned import build_learned
+    from lokg.taimr.walk.retriever import build_learned
 
     _train(tmp_path, "train_transe", ddp=False)
     # 24 batches per rank and epoch (the whole training split): the vocabulary-normalised walk
     # ranks no gold answer first after debug=limit's 5 (val Hits@1 0.0 / 0.016)
-    out = _train(tmp_path, "train_qgat", "trainer.limit_train_batches=24", epochs=2)
+    out = _train(tmp_path, "train_walk", "trainer.limit_train_batches=24", epochs=2)
     # both ranks trained, and every rank reports the same (synced) validation metrics
     fit = _fit_lines(out)
     assert sorted(fit) == [0, 1] and fit[0] == fit[1], fit
@@ -145,7 +145,7 @@ def test_walk_model_trains_with_two_processes_and_exports_once(tmp_path):
     assert meta["checkpoint"] == f"epoch_{best:03d}.ckpt"
     assert float(synced["val/hits@1"]) == pytest.approx(hits[-1])  # what both ranks saw
     # the exported model loads through retriever=learned and answers questions
-    cfg = compose_config("train", ["experiment=train_qgat"], tmp_path)
+    cfg = compose_config("train", ["experiment=train_walk"], tmp_path)
     dm = instantiate(cfg.data)
     dm.prepare_data()
     dm.setup("fit")
@@ -164,7 +164,7 @@ def test_walk_model_trains_with_two_processes_and_exports_once(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("experiment", "recall"), [("train_qgat", "val/recall"), ("train_gat", "val/paths_recall")]
+    ("experiment", "recall"), [("train_walk", "val/recall"), ("train_gat", "val/paths_recall")]
 )
 def test_ddp_with_batches_that_have_nothing_to_learn(tmp_path, experiment, recall):
     """One question per batch, and one question of each split has no topic entity in the
@@ -185,7 +185,7 @@ def test_ddp_with_batches_that_have_nothing_to_learn(tmp_path, experiment, recal
     )  # fmt: skip
     fit = _fit_lines(out)
     assert sorted(fit) == [0, 1] and fit[0] == fit[1], fit
-    artifacts = {"train_qgat": "walk model artifacts:", "train_gat": "GAT artifacts:"}
+    artifacts = {"train_walk": "walk model artifacts:", "train_gat": "GAT artifacts:"}
     assert out.count(artifacts[experiment]) == 1
     (rank1_log,) = (tmp_path / "logs").rglob("train_ddp_process_1.log")
     rows = _val_rows(rank1_log.parent)

@@ -15,7 +15,7 @@ def test_the_demo_trains_then_evaluates_paper_ours_and_ours_with_the_llm_on_a_sa
     assert scripts == ["train.py"] * 5 + ["evaluate.py"] * 3
     assert [s.argv[1] for s in steps[:5]] == [
         "experiment=stats", "experiment=train_transe", "experiment=train_transe",
-        "experiment=train_gat", "experiment=train_qgat",
+        "experiment=train_gat", "experiment=train_walk",
     ]  # fmt: skip
     # ours trains with the default (guarded) SCOS; the paper's SCOS artifact and the GAT on
     # its graph are what experiment=paper reads

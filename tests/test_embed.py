@@ -101,7 +101,7 @@ def test_a_progress_bar_shows_when_many_texts_miss_the_cache(monkeypatch, capsys
 def test_token_embeddings_are_the_word_pieces_the_fine_tuned_copy_starts_from():
     """``encode_tokens`` returns one row per word piece ([CLS]/[SEP] and padding left out),
     the same states the walk model's trainable copy (QuestionLM) gives before training."""
-    from lokg.models.components.question_lm import QuestionLM
+    from lokg.nn.question_encoder import QuestionLM
 
     enc = SentenceEncoder()
     texts = ["what is the nationality of alice 's spouse ?", "who ?"]
@@ -121,7 +121,7 @@ def test_fine_tuning_the_top_layers_runs_them_on_cached_frozen_states():
     """``trainable_layers=k``: only the top k layers train; the frozen layers' output is
     computed once per question and cached, and the result is the whole model's (with the
     attention dropout off, so both are deterministic)."""
-    from lokg.models.components.question_lm import QuestionLM
+    from lokg.nn.question_encoder import QuestionLM
 
     full, top = QuestionLM(), QuestionLM(trainable_layers=2)
     for lm in (full, top):

@@ -35,7 +35,7 @@ def trained(tmp_path_factory):
     train(compose_config("train", ["experiment=train_transe", *paper, *FAST_TRAIN], root))
     transe = train(compose_config("train", ["experiment=train_transe", *FAST_TRAIN], root))
     gat = train(compose_config("train", ["experiment=train_gat", *paper, *FAST_TRAIN], root))
-    train(compose_config("train", ["experiment=train_qgat", *FAST_TRAIN], root))  # the default
+    train(compose_config("train", ["experiment=train_walk", *FAST_TRAIN], root))  # the default
     return root, transe, gat
 
 

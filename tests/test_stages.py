@@ -252,7 +252,7 @@ def test_small_training_sets_get_min_steps(make_cfg, n_train, overrides, epochs)
     when the configured epochs give fewer steps."""
     from lokg.stages import stretch_epochs_to_min_steps
 
-    cfg = make_cfg("train", ["experiment=train_qgat", *overrides])
+    cfg = make_cfg("train", ["experiment=train_walk", *overrides])
     dm = SimpleNamespace(questions={"train": [None] * n_train}, batch_size=32)
     assert stretch_epochs_to_min_steps(cfg, dm, cfg.model.min_steps) == epochs
     assert cfg.trainer.max_epochs == epochs

@@ -34,7 +34,8 @@ def test_the_sweep_covers_the_training_experiments():
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_experiment_fast_dev_run(make_cfg, experiment, tmp_path):
     overrides = [f"experiment={experiment}", "debug=fdr", "scos=off"]
-    if experiment in ("train_gat", "train_qgat"):  # no TransE in this fresh root: a free table
+    # no TransE in this fresh root: a free table
+    if experiment in ("train_gat", "train_walk", "train_qgat"):
         overrides.append("model.relation_source=learned")
     cfg = make_cfg("train", overrides)
     result = run(cfg)

@@ -33,7 +33,7 @@ from itertools import pairwise
 
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
-from lokg.taimr.learned import relation_name
+from lokg.taimr.walk.net import relation_name
 from lokg.typing import EntityId, Question, RelationId
 
 __all__ = [
@@ -66,7 +66,7 @@ Template = Callable[[str, Sequence[str]], str]
 
 def relation_words(label: str, segments: int | None = 1) -> str:
     """A relation label as words: its last ``segments`` hierarchy segments (all when ``None``)
-    through :func:`~lokg.taimr.learned.relation_name`.
+    through :func:`~lokg.taimr.walk.net.relation_name`.
 
     ``relation_words("__common__topic__notable_types")`` is ``"notable types"``;
     ``relation_words("people.person.place_of_birth", 2)`` is ``"person place of birth"``.

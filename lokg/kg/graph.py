@@ -434,7 +434,7 @@ class KnowledgeGraph:
     def steps_by_relation(self, both_directions: bool = True) -> StepIndex:
         """Every node's steps grouped by step relation (:class:`StepIndex`), built on first
         use and kept (one per direction setting): the index
-        :func:`lokg.taimr.walk.beam_walk` reads, where a step's score depends only on its
+        :func:`lokg.taimr.walk.search.beam_walk` reads, where a step's score depends only on its
         relation and its node."""
         cache = self.__dict__.setdefault("_steps_by_relation", {})
         if both_directions not in cache:

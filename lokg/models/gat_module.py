@@ -39,8 +39,8 @@ from torch import Tensor, nn
 from torchmetrics import MeanMetric
 
 from lokg.kg.graph import KnowledgeGraph
-from lokg.models.components.rel_gat_conv import RelGAT
 from lokg.models.ddp import nothing_to_learn
+from lokg.nn.rel_gat import RelGAT
 from lokg.taimr.info_gain import node_information_gain
 from lokg.taimr.subgraph import question_subgraph
 from lokg.typing import Question
@@ -51,7 +51,7 @@ RELATION_SOURCES = ("learned", "fixed")
 
 
 class GATModule(pl.LightningModule):
-    """Trains :class:`~lokg.models.components.rel_gat_conv.RelGAT` on training questions.
+    """Trains :class:`~lokg.nn.rel_gat.RelGAT` on training questions.
 
     Args:
         num_entities, num_relations: vocabulary sizes (from ``dm.model_kwargs()``).

@@ -1,4 +1,4 @@
-"""Lightning wrapper around :class:`lokg.models.components.transe.TransE` (SCOS, Section 2.3).
+"""Lightning wrapper around :class:`lokg.nn.transe.TransE` (SCOS, Section 2.3).
 
 Wires the scorer to the margin loss, the negative sampler, an optimizer, the entity-norm
 constraint (re-applied after every optimizer step) and filtered link-prediction metrics
@@ -19,7 +19,7 @@ import torch
 from torchmetrics import MeanMetric
 
 from lokg.data.loaders import triple_batches
-from lokg.models.components.transe import (
+from lokg.nn.transe import (
     FilterIndex,
     NegativeSampler,
     TransE,

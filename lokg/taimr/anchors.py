@@ -146,7 +146,7 @@ def anchor_support(
     ``max_hops`` steps, and its best path.
 
     Every path counts (no beam), scored as the vocabulary-normalised walk scores it
-    (:func:`~lokg.taimr.walk.beam_walk`): ``sum_t [hop_logp[t, r_t] - log deg_{r_t}(u_t)]
+    (:func:`~lokg.taimr.walk.search.beam_walk`): ``sum_t [hop_logp[t, r_t] - log deg_{r_t}(u_t)]
     + [k < L] hop_stop[k]``, never straight back along the triple just walked (a self-loop
     may repeat).  Only nodes within the remaining hops of a candidate are expanded, so a hub
     anchor costs its steps into the candidates' neighbourhoods.

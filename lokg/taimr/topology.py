@@ -13,7 +13,7 @@ import torch
 
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
-from lokg.models.components.rel_gat_conv import RelGAT
+from lokg.nn.rel_gat import RelGAT
 from lokg.taimr.subgraph import question_subgraph
 
 __all__ = ["QueryConditionedAttention", "gat_log_attention", "uniform_log_attention"]

@@ -1,7 +1,7 @@
 """SIGTERM, as a cluster sends it before preempting a job: ``train.py`` stops within seconds
 with a checkpoint, exits 143 with one line, and the same command resumes from it.
 
-The real case runs ``train.py experiment=train_qgat`` as a subprocess on a hand-written KG of
+The real case runs ``train.py experiment=train_walk`` as a subprocess on a hand-written KG of
 eight triples (tests/fixtures/toy_kg.py's ``COUPLES``; a few tenths of a second per epoch) and
 sends SIGTERM once the first epoch's checkpoint is on disk; the guard that covers the job
 outside the fit is checked in process.
@@ -40,13 +40,13 @@ RESUMED = re.compile(r"^resumed from (\S+\.ckpt): epoch (\d+), step (\d+)", re.M
 
 
 def _tiny_walk_training(tmp: Path, epochs: int) -> list[str]:
-    """``experiment=train_qgat`` overrides for a tiny custom dataset written under ``tmp``
+    """``experiment=train_walk`` overrides for a tiny custom dataset written under ``tmp``
     (a free relation table and cached question vectors: no TransE, no encoder fine-tuning)."""
     overrides = toy_kg.custom_data_overrides(
         *toy_kg.write_custom_dataset(tmp, toy_kg.COUPLES, toy_kg.spouse_questions(SPLITS))
     )
     return [
-        "experiment=train_qgat", *overrides, "data.batch_size=1", "scos=off",
+        "experiment=train_walk", *overrides, "data.batch_size=1", "scos=off",
         "model.relation_source=learned", "model.question_encoder=frozen", "model.min_steps=0",
         f"trainer.max_epochs={epochs}", "trainer.enable_progress_bar=false", "logger=csv",
         "callbacks.early_stopping=null",  # trains to max_epochs, the resumed run included
@@ -155,5 +155,5 @@ def test_sigterm_after_the_fit_keeps_it_and_the_rerun_only_exports(tmp_path, mon
     # restored at the end of its last epoch (3 questions, batch 1): nothing trained again
     assert f"resumed from {match.group(1)}: epoch 2, step 6" in capsys.readouterr().out
     assert out["trainer"].global_step == 6
-    assert (out["qgat_dir"] / "walk_model.pt").is_file()
+    assert (out["walk_dir"] / "walk_model.pt").is_file()
     assert not Path(match.group(1)).exists()

@@ -41,8 +41,8 @@ def _walk_model_dir(kg, encoder) -> Path:
 
     import torch
 
-    from lokg.models.components.path_gat import QuestionPathGAT
-    from lokg.taimr.learned import save_walk_network
+    from lokg.taimr.walk.artifact import save_walk_network
+    from lokg.taimr.walk.net import WalkNet
 
     dim = encoder.encode(["x"]).shape[1]
     arch = {"node_dim": dim, "rel_dim": 4 + dim + 1, "query_dim": dim, "name_dim": dim,
@@ -50,7 +50,7 @@ def _walk_model_dir(kg, encoder) -> Path:
             "question_in_attention": True, "question_key": "relation",
             "relation_source": "fixed", "both_directions": True}  # fmt: skip
     torch.manual_seed(0)
-    net = QuestionPathGAT(dim, 4 + dim + 1, dim, 8, 2, 0.0, 3)
+    net = WalkNet(dim, 4 + dim + 1, dim, 8, 2, 0.0, 3)
     out = Path(tempfile.mkdtemp(prefix="walk-model-"))
     save_walk_network(out, net, arch, np.zeros((kg.num_relations, 4), np.float32))
     return out

@@ -203,7 +203,7 @@ def test_query_attention_overlays_alpha_for_one_question(family, encoder):
 def test_query_conditioned_attention_is_a_distribution_per_source(family, encoder):
     import torch
 
-    from lokg.models.components.rel_gat_conv import RelGAT
+    from lokg.nn.rel_gat import RelGAT
     from lokg.taimr.topology import QueryConditionedAttention
 
     torch.manual_seed(0)

@@ -1,8 +1,8 @@
-"""LightningModule training the question-aware walk model (:mod:`lokg.models.components.path_gat`)
+"""LightningModule training the question-aware walk model (:mod:`lokg.taimr.walk.net`)
 to rank the paths retrieval ranks (beyond the paper; docs/design/taimr.md, "Learned walk").
 
 Objective.  For each training question the model's stopping random walk from the topic
-entity (:mod:`lokg.taimr.walk`) should end at a gold answer along a supervised path: the
+entity (:mod:`lokg.taimr.walk.graph`) should end at a gold answer along a supervised path: the
 gold relation path when the dataset annotates one (PathQuestion), else the shortest
 topic -> answer paths (RoG WebQSP/CWQ, custom KGs).  The loss is the negative log of their
 total probability, ``-log sum_{p in P+} P(p | q)``, averaged over questions: the same
@@ -13,8 +13,8 @@ full set of steps in the question's walk graph and stop.
 
 Memory.  The vocabulary-normalised loss reads only the supervised paths' steps: each
 question keeps those steps alone (found without the L-hop ball,
-:func:`~lokg.taimr.walk.answer_graph`) and validation ranks answers with the retriever's
-own :func:`~lokg.taimr.walk.beam_walk`, so nothing per question grows with the graph.  The
+:func:`~lokg.taimr.walk.supervision.answer_graph`) and validation ranks answers with the retriever's
+own :func:`~lokg.taimr.walk.search.beam_walk`, so nothing per question grows with the graph.  The
 node-normalised walk needs each question's (sampled, ``max_fanout`` per node) L-hop walk
 graph, batched as a disjoint union.
 
@@ -42,26 +42,23 @@ from torchmetrics import MeanMetric
 
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
-from lokg.models.components.path_gat import (
-    QuestionPathGAT,
+from lokg.models.ddp import nothing_to_learn
+from lokg.taimr.walk.graph import WalkGraph, walk_graph
+from lokg.taimr.walk.net import (
+    WalkNet,
     relation_features,
     widen_to_step_relations,
 )
-from lokg.models.ddp import nothing_to_learn
-from lokg.taimr.walk import (
-    WalkGraph,
+from lokg.taimr.walk.search import answers_of, beam_search, beam_walk
+from lokg.taimr.walk.supervision import (
     answer_graph,
-    answers_of,
-    beam_search,
-    beam_walk,
     keep_steps,
     relation_degrees,
     supervised_paths,
-    walk_graph,
 )
 from lokg.typing import Question
 
-__all__ = ["PathGATModule", "SupervisedQuestion", "ValidationRow", "pad_tokens", "rank_answers"]
+__all__ = ["SupervisedQuestion", "ValidationRow", "WalkModule", "pad_tokens", "rank_answers"]
 
 RELATION_SOURCES = ("fixed", "learned", "none")
 QUESTION_ENCODERS = ("frozen", "finetune")
@@ -90,7 +87,7 @@ class SupervisedQuestion:
 
     Under ``normalization="node"`` ``graph`` is the whole (sampled) L-hop walk graph: a
     step's probability is soft-maxed over its node's steps.  Under ``"vocabulary"`` it is
-    only the steps of ``paths`` (:func:`~lokg.taimr.walk.keep_steps`), with each step's
+    only the steps of ``paths`` (:func:`~lokg.taimr.walk.supervision.keep_steps`), with each step's
     relation degree in the KG (``log_degree``): nothing else enters the loss.
     """
 
@@ -126,8 +123,8 @@ def rank_answers(
     return order, total, {a: w.steps for a, (_, w) in found.items()}
 
 
-class PathGATModule(pl.LightningModule):
-    """Trains :class:`QuestionPathGAT` by path likelihood on training questions.
+class WalkModule(pl.LightningModule):
+    """Trains :class:`WalkNet` by path likelihood on training questions.
 
     Args:
         num_relations: R of the graph (after SCOS).
@@ -143,15 +140,15 @@ class PathGATModule(pl.LightningModule):
             coupling), ``"learned"`` (a free table: ablation) or ``"none"``.
         question_in_attention: the question enters the attention (ablation: ``False``).
         max_paths: supervised paths kept per question.
-        question_key: ``"relation"`` or ``"relation_node"`` (:class:`QuestionPathGAT`).
+        question_key: ``"relation"`` or ``"relation_node"`` (:class:`WalkNet`).
         question_tokens: hop queries from a per-hop attention over the question's token
-            embeddings (:class:`QuestionPathGAT`); needs ``token_encoder`` in ``set_graph``.
+            embeddings (:class:`WalkNet`); needs ``token_encoder`` in ``set_graph``.
         graph_context: node states from the RelGAT enter the scores (``False``: relation and
-            question only, :class:`QuestionPathGAT`).
+            question only, :class:`WalkNet`).
         normalization: ``"node"`` or ``"vocabulary"``: what a hop's step probabilities are
-            normalised over (:meth:`QuestionPathGAT.log_probs`).
+            normalised over (:meth:`WalkNet.log_probs`).
         question_encoder: ``"frozen"`` (the sentence encoder's cached vectors) or
-            ``"finetune"`` (:class:`~lokg.models.components.question_lm.QuestionLM`, a copy of
+            ``"finetune"`` (:class:`~lokg.nn.question_encoder.QuestionLM`, a copy of
             it trained end to end; ``set_graph(question_lm=...)``).
         encoder_lr: learning rate of the fine-tuned encoder (the rest uses ``optimizer``'s).
         encoder_trainable_layers: fine-tune only the encoder's top ``k`` layers, the frozen
@@ -159,7 +156,7 @@ class PathGATModule(pl.LightningModule):
         min_steps: train.py raises ``trainer.max_epochs`` so that a small training set still
             gets this many optimizer steps (:func:`lokg.stages.stretch_epochs_to_min_steps`).
         name_match: every hop logit also carries a learned-scale cosine between the hop's
-            question context and the relation's name (:class:`QuestionPathGAT`); needs
+            question context and the relation's name (:class:`WalkNet`); needs
             ``name_dim`` equal to ``node_dim`` (one encoder).
         optimizer: ``functools.partial`` of a torch optimizer (``None`` = Adam 1e-3).
     """
@@ -205,7 +202,7 @@ class PathGATModule(pl.LightningModule):
         self.save_hyperparameters(ignore=["optimizer"])
         self.optimizer_factory = optimizer
         rel_dim = transe_dim + name_dim + 1
-        self.net = QuestionPathGAT(
+        self.net = WalkNet(
             node_dim, rel_dim, node_dim, hidden, heads, dropout, max_hops,
             question_in_attention, question_key=question_key, question_tokens=question_tokens,
             graph_context=graph_context, normalization=normalization, name_match=name_match,
@@ -276,7 +273,7 @@ class PathGATModule(pl.LightningModule):
         self._supervised = {}
 
     def architecture(self) -> dict:
-        """What :func:`lokg.taimr.learned.build_learned` needs to rebuild the network
+        """What :func:`lokg.taimr.walk.artifact.load_walk_network` needs to rebuild the network
         (recorded in the exported ``qgat.json``)."""
         hp = self.hparams
         return {
@@ -315,8 +312,8 @@ class PathGATModule(pl.LightningModule):
     def supervise(self, q: Question) -> SupervisedQuestion | None:
         """The question's supervised paths and the graph they walk (cached; ``None`` without
         topic).  The vocabulary-normalised walk needs only those paths' steps: they are
-        found in :func:`~lokg.taimr.walk.answer_graph` (no L-hop ball) and kept alone, so a
-        question costs its paths' memory on any graph."""
+        found in :func:`~lokg.taimr.walk.supervision.answer_graph` (no L-hop ball) and kept
+        alone, so a question costs its paths' memory on any graph."""
         if q.id in self._supervised:
             return self._supervised[q.id]
         assert self.kg is not None
@@ -413,7 +410,7 @@ class PathGATModule(pl.LightningModule):
         Under ``normalization="vocabulary"`` a path's probability needs only its own steps'
         relations (and their degree at the node): the loss reads them from the questions'
         hop distributions ``[B, L, V]``, and the ranking walks the KG with
-        :func:`~lokg.taimr.walk.beam_walk` as the retriever does; no walk graph is scored."""
+        :func:`~lokg.taimr.walk.search.beam_walk` as the retriever does; no walk graph is scored."""
         hp = self.hparams
         L, texts = hp.max_hops, [s.question.text for s in items]
         if hp.normalization != "vocabulary":

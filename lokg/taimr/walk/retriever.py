@@ -1,10 +1,10 @@
 """Retrieval with the trained question-aware walk model (beyond the paper; docs/design/taimr.md,
 "Learned walk").  ``retriever=learned``.
 
-For each topic entity: its L-hop walk graph in both edge directions (:mod:`lokg.taimr.walk`),
-the model's step and stop log-probabilities for this question
-(:class:`~lokg.models.components.path_gat.QuestionPathGAT`), a beam search over paths, and
-answers ranked by
+For each topic entity: its L-hop walk graph in both edge directions
+(:mod:`lokg.taimr.walk.graph`), the model's step and stop log-probabilities for this question
+(:class:`~lokg.taimr.walk.net.WalkNet`), a beam search over paths
+(:mod:`lokg.taimr.walk.search`), and answers ranked by
 
     S_final(a | q) = log P(a | q) + lambda_q * S_sem(q, a)                 (Eq. (18)'s form)
 
@@ -19,8 +19,6 @@ the configured fallback retriever answers instead and the result says so
 from __future__ import annotations
 
 import dataclasses
-import functools
-import json
 import os
 from pathlib import Path
 
@@ -29,12 +27,7 @@ import torch
 
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
-from lokg.models.components.path_gat import (
-    QuestionPathGAT,
-    relation_features,
-    widen_to_step_relations,
-)
-from lokg.models.components.question_lm import QuestionLM
+from lokg.nn.question_encoder import QuestionLM
 from lokg.retrieval import (
     RankedAnswer,
     RetrievalResult,
@@ -43,56 +36,22 @@ from lokg.retrieval import (
     resolve_topics,
     triples_of_paths,
 )
-from lokg.taimr.walk import WalkGraph, answers_of, beam_search, beam_walk, walk_graph
+from lokg.taimr.walk.artifact import RELATION_TABLE_FILE, load_walk_network, recorded_architecture
+from lokg.taimr.walk.graph import WalkGraph, walk_graph
+from lokg.taimr.walk.net import (
+    WalkNet,
+    relation_features,
+    relation_names,
+    widen_to_step_relations,
+)
+from lokg.taimr.walk.search import answers_of, beam_search, beam_walk
 from lokg.typing import Question
 
-__all__ = [
-    "ARCHITECTURE_DEFAULTS",
-    "LearnedPathRetriever",
-    "WalkModel",
-    "build_learned",
-    "recorded_architecture",
-    "relation_name",
-    "relation_names",
-]
-
-#: file names inside a ``qgat-<key>/`` artifact directory
-MODEL_FILE = "walk_model.pt"
-META_FILE = "qgat.json"
-QUESTION_ENCODER_DIR = "question_encoder"
-#: what an artifact exported before a switch existed was trained with
-ARCHITECTURE_DEFAULTS = {
-    "question_key": "relation",
-    "question_tokens": False,
-    "graph_context": True,
-    "question_encoder": "frozen",
-    "normalization": "node",
-    "encoder_trainable_layers": None,
-    "name_match": False,
-}
-
-
-def recorded_architecture(meta: dict) -> dict:
-    """``qgat.json``'s ``architecture``, with :data:`ARCHITECTURE_DEFAULTS` for switches an
-    older export does not record."""
-    return {**ARCHITECTURE_DEFAULTS, **meta["architecture"]}
-
-
-def relation_name(label: str) -> str:
-    """A relation label as words: separators (``_ . / :``) become spaces, runs collapse."""
-    for sep in "_./:":
-        label = label.replace(sep, " ")
-    return " ".join(label.split())
-
-
-def relation_names(kg: KnowledgeGraph, encoder: SentenceEncoder) -> np.ndarray:
-    """``[R, d]`` sentence embeddings of ``kg``'s relation labels as words."""
-    names = [relation_name(kg.relations.label(r)) for r in range(kg.num_relations)]
-    return np.asarray(encoder.encode(names, kind="passage"), dtype=np.float32)
+__all__ = ["WalkModel", "WalkRetriever", "build_learned"]
 
 
 class WalkModel:
-    """A trained :class:`QuestionPathGAT` bound to one graph: scores a question's walk graph.
+    """A trained :class:`WalkNet` bound to one graph: scores a question's walk graph.
 
     Args:
         net: the trained network (put in eval mode).
@@ -111,7 +70,7 @@ class WalkModel:
 
     def __init__(
         self,
-        net: QuestionPathGAT,
+        net: WalkNet,
         kg: KnowledgeGraph,
         encoder: SentenceEncoder,
         transe: np.ndarray | None,
@@ -156,7 +115,7 @@ class WalkModel:
     @torch.no_grad()
     def hop_log_probs(self, question: str) -> tuple[np.ndarray, np.ndarray]:
         """``normalization="vocabulary"``: ``(log P_t(r | q) [L, 2R], log P_t(stop | q) [L])``,
-        the columns step relations (what :func:`~lokg.taimr.walk.beam_walk` reads)."""
+        the columns step relations (what :func:`~lokg.taimr.walk.search.beam_walk` reads)."""
         q, tokens, mask = self.question(question)
         logp, stop = self.net.hop_log_probs(
             self.rel_feats, q, tokens, mask, self.vocabulary, self.vocabulary_keys
@@ -183,7 +142,7 @@ class WalkModel:
         return step_lp.double().numpy(), stop_lp.double().numpy()
 
 
-class LearnedPathRetriever(Retriever):
+class WalkRetriever(Retriever):
     """Rank answers by the walk model's ``log P(a | q)`` fused with S_sem (module doc).
 
     Args:
@@ -303,62 +262,6 @@ class LearnedPathRetriever(Retriever):
         return dataclasses.replace(res, extra={**res.extra, "fallback": self.fallback.name})
 
 
-def save_walk_network(
-    directory: str | os.PathLike,
-    net: QuestionPathGAT,
-    architecture: dict,
-    relation_table: np.ndarray,
-    meta: dict | None = None,
-    question_lm: QuestionLM | None = None,
-) -> None:
-    """Write a walk-model artifact: ``walk_model.pt`` (the network's state dict),
-    ``relation_table.npy`` (the e_r it was trained with), ``qgat.json`` (``architecture``
-    as :func:`build_learned` reads it, plus ``meta``) and, for a fine-tuned question
-    encoder, ``question_encoder/`` (``save_pretrained`` layout)."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    torch.save({k: v.detach().cpu() for k, v in net.state_dict().items()}, directory / MODEL_FILE)
-    np.save(directory / "relation_table.npy", np.asarray(relation_table, dtype=np.float32))
-    body = {**(meta or {}), "architecture": architecture}
-    if question_lm is not None:
-        question_lm.save(directory / QUESTION_ENCODER_DIR)
-    (directory / META_FILE).write_text(json.dumps(body, indent=1), encoding="utf-8")
-
-
-@functools.lru_cache(maxsize=8)
-def _load_walk_network(directory: Path) -> tuple[QuestionPathGAT, dict, QuestionLM | None]:
-    """The network exported by ``train.py experiment=train_qgat`` and its metadata (loaded
-    once per directory: per-question-subgraph datasets build a retriever per question)."""
-    meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
-    a = recorded_architecture(meta)
-    net = QuestionPathGAT(
-        a["node_dim"],
-        a["rel_dim"],
-        a["query_dim"],
-        a["hidden"],
-        a["heads"],
-        0.0,
-        a["max_hops"],
-        a["question_in_attention"],
-        question_key=a["question_key"],
-        question_tokens=a["question_tokens"],
-        graph_context=a["graph_context"],
-        normalization=a["normalization"],
-        name_match=a["name_match"],
-        name_span=(a["transe_dim"], a["transe_dim"] + a["name_dim"]) if a["name_dim"] else None,
-    )
-    state = torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True)
-    if net.lin is None:  # exported before an unused W was dropped from graph_context=False
-        state.pop("lin.weight", None)
-    net.load_state_dict(state)
-    lm = None
-    if a["question_encoder"] == "finetune":
-        emb = meta.get("embedder") or {}  # as it was trained: same prefix and truncation
-        prefix, max_length = emb.get("query_prefix", ""), emb.get("max_length", 128)
-        lm = QuestionLM(directory / QUESTION_ENCODER_DIR, prefix, max_length).eval()
-    return net.eval(), meta, lm
-
-
 def build_learned(
     kg: KnowledgeGraph,
     encoder: SentenceEncoder,
@@ -373,7 +276,7 @@ def build_learned(
     lambda_q: float = 0.0,
     fallback: str = "semantic",
     **_unused: object,
-) -> LearnedPathRetriever:
+) -> WalkRetriever:
     """``retriever=learned``: the trained walk model from ``model_dir`` (a ``qgat-*/``
     artifact) on ``kg``.  ``relation_embeddings`` are ``kg``'s TransE e_r (after SCOS); on a
     graph the model was not trained on they may be ``None`` (the TransE part is zero).
@@ -386,11 +289,11 @@ def build_learned(
     if model_dir is None:
         raise ValueError(
             "retriever=learned needs a trained walk model: run "
-            "`python train.py experiment=train_qgat data=...` first"
+            "`python train.py experiment=train_walk data=...` first"
         )
     if fallback not in ("semantic", "none"):
         raise ValueError(f"retriever.fallback must be 'semantic' or 'none', got {fallback!r}")
-    net, meta, lm = _load_walk_network(Path(model_dir).resolve())
+    net, meta, lm = load_walk_network(Path(model_dir).resolve())
     a = recorded_architecture(meta)
     whole, kg = kg, kg.own_part()
     if relation_embeddings is not None:
@@ -403,7 +306,7 @@ def build_learned(
         "relations"
     ) == list(kg.relations.labels)
     if a["relation_source"] == "learned" and same_vocabulary:
-        transe = np.load(Path(model_dir) / "relation_table.npy")
+        transe = np.load(Path(model_dir) / RELATION_TABLE_FILE)
     elif a["relation_source"] == "fixed" and relation_embeddings is not None:
         shape_ok = relation_embeddings.shape == (kg.num_relations, a["transe_dim"])
         transe = relation_embeddings if shape_ok else None
@@ -415,7 +318,7 @@ def build_learned(
         from lokg.taimr.retriever import SemanticRetriever
 
         fb = SemanticRetriever(whole, encoder, max_hops)
-    return LearnedPathRetriever(
+    return WalkRetriever(
         kg, encoder, model, max_hops, k_top, k_max, beam_width, max_fanout,
         both_directions, lambda_q, fb,
     )  # fmt: skip

@@ -15,26 +15,25 @@ from pytorch_lightning.loggers import Logger
 from torch.utils.data import DataLoader
 
 from lokg.kg.graph import KnowledgeGraph
-from lokg.models.components.path_gat import (
-    QuestionPathGAT,
+from lokg.models.walk_module import WalkModule, rank_answers
+from lokg.retrieval import Retriever
+from lokg.taimr.walk.graph import walk_graph
+from lokg.taimr.walk.net import (
+    WalkNet,
     group_logsumexp,
     hop_distribution,
     relation_features,
+    relation_name,
     vocabulary_log_probs,
     walk_log_probs,
 )
-from lokg.models.path_module import PathGATModule, rank_answers
-from lokg.retrieval import Retriever
-from lokg.taimr.learned import LearnedPathRetriever, WalkModel, relation_name
-from lokg.taimr.walk import (
+from lokg.taimr.walk.retriever import WalkModel, WalkRetriever
+from lokg.taimr.walk.search import answers_of, beam_search, beam_walk
+from lokg.taimr.walk.supervision import (
     answer_graph,
-    answers_of,
-    beam_search,
-    beam_walk,
     keep_steps,
     relation_degrees,
     supervised_paths,
-    walk_graph,
 )
 from lokg.typing import Question
 
@@ -191,11 +190,11 @@ def test_vocabulary_log_probs_by_hand():
 
 
 def test_vocabulary_normalization_matches_the_networks_logits():
-    """QuestionPathGAT.log_probs(normalization="vocabulary") is vocabulary_log_probs on its
+    """WalkNet.log_probs(normalization="vocabulary") is vocabulary_log_probs on its
     own step logits: a node's probabilities of its relations and stop sum to at most 1, and to
     exactly 1 on a node that has every relation of the vocabulary."""
     torch.manual_seed(0)
-    net = QuestionPathGAT(4, 5, 6, hidden=8, heads=2, max_hops=2, graph_context=False,
+    net = WalkNet(4, 5, 6, hidden=8, heads=2, max_hops=2, graph_context=False,
                           normalization="vocabulary").eval()  # fmt: skip
     rel_feats = torch.randn(3, 5)
     # node 0 has every relation (0, 1, 2) once; node 1 only relation 0, twice
@@ -210,7 +209,7 @@ def test_vocabulary_normalization_matches_the_networks_logits():
     # node 1's two r0 steps share r0's probability, which node 0's single r0 step has whole
     assert step_lp[3, 1].exp().item() == pytest.approx(step_lp[0, 1].exp().item() / 2)
     with pytest.raises(ValueError, match="graph_context=False"):
-        QuestionPathGAT(4, 5, 6, hidden=8, heads=2, normalization="vocabulary")
+        WalkNet(4, 5, 6, hidden=8, heads=2, normalization="vocabulary")
 
 
 @pytest.mark.parametrize("beam", [2, 16])
@@ -296,9 +295,9 @@ def _people(n: int) -> tuple[KnowledgeGraph, list[Question]]:
     return KnowledgeGraph.from_labeled_triples(triples), questions
 
 
-def _module(kg: KnowledgeGraph, enc: KeywordEncoder, **kw) -> PathGATModule:
+def _module(kg: KnowledgeGraph, enc: KeywordEncoder, **kw) -> WalkModule:
     torch.manual_seed(0)
-    m = PathGATModule(
+    m = WalkModule(
         kg.num_relations, node_dim=DIM, name_dim=DIM, transe_dim=4, hidden=16, heads=2,
         dropout=0.0, max_hops=2, beam_width=16, max_fanout=None, **kw,
     )  # fmt: skip
@@ -320,7 +319,7 @@ def _module(kg: KnowledgeGraph, enc: KeywordEncoder, **kw) -> PathGATModule:
     return m
 
 
-def _fit(m: PathGATModule, questions: list[Question], steps: int = 60) -> None:
+def _fit(m: WalkModule, questions: list[Question], steps: int = 60) -> None:
     opt = torch.optim.Adam([p for p in m.parameters() if p.requires_grad], lr=0.02)
     items = [m.supervise(q) for q in questions]
     m.train()
@@ -332,7 +331,7 @@ def _fit(m: PathGATModule, questions: list[Question], steps: int = 60) -> None:
     m.eval()
 
 
-def _hits(m: PathGATModule, questions: list[Question]) -> float:
+def _hits(m: WalkModule, questions: list[Question]) -> float:
     """Share of ``questions`` whose best answer, ranked as validation ranks it, is gold."""
     items = [m.supervise(q) for q in questions]
     with torch.no_grad():
@@ -439,9 +438,9 @@ def test_no_supervised_path_stops_training_with_one_line():
 # --------------------------------------------------------------------------- retrieval
 
 
-def _retriever(m: PathGATModule, kg, enc, **kw) -> LearnedPathRetriever:
+def _retriever(m: WalkModule, kg, enc, **kw) -> WalkRetriever:
     model = WalkModel(m.net, kg, enc, m.relation_table.weight.detach().numpy(), 4, True)
-    return LearnedPathRetriever(kg, enc, model, max_hops=2, beam_width=16, **kw)
+    return WalkRetriever(kg, enc, model, max_hops=2, beam_width=16, **kw)
 
 
 @pytest.mark.slow
@@ -506,7 +505,7 @@ def test_trained_walk_model_runs_on_per_question_subgraphs(tmp_path):
     _fit(m, dm.questions["train"], steps=10)
 
     def build(kg):
-        return LearnedPathRetriever(kg, enc, WalkModel(m.net, kg, enc, None, 4, True), 2)
+        return WalkRetriever(kg, enc, WalkModel(m.net, kg, enc, None, 4, True), 2)
 
     r = PerQuestionRetriever(lambda q: dm.question_graph(q.id), build)
     covered = 0
@@ -522,7 +521,8 @@ def test_trained_walk_model_runs_on_per_question_subgraphs(tmp_path):
 def test_free_relation_table_applies_only_to_its_own_relation_vocabulary(family, tmp_path):
     """A model trained with a free e_r table uses it on graphs with the same relation
     vocabulary (e.g. per-question subgraphs); on another KG the e_r part is zero."""
-    from lokg.taimr.learned import build_learned, save_walk_network
+    from lokg.taimr.walk.artifact import save_walk_network
+    from lokg.taimr.walk.retriever import build_learned
 
     enc = KeywordEncoder(model_id="test/keywords")
     R = family.num_relations
@@ -531,7 +531,7 @@ def test_free_relation_table_applies_only_to_its_own_relation_vocabulary(family,
             "question_in_attention": True, "question_key": "relation",
             "relation_source": "learned", "both_directions": True}  # fmt: skip
     table = np.arange(R * 4, dtype=np.float32).reshape(R, 4) + 1.0
-    net = QuestionPathGAT(DIM, 4 + DIM + 1, DIM, 8, 2, 0.0, 2)
+    net = WalkNet(DIM, 4 + DIM + 1, DIM, 8, 2, 0.0, 2)
     meta = {"kg_fingerprint": "elsewhere", "relations": list(family.relations.labels)}
     save_walk_network(tmp_path, net, arch, table, meta)
     same = build_learned(family, enc, tmp_path, max_hops=2)
@@ -586,7 +586,7 @@ def _ordered(n: int) -> tuple[KnowledgeGraph, list[Question]]:
 
 def test_token_attention_points_per_hop_by_hand():
     torch.manual_seed(0)
-    net = QuestionPathGAT(DIM, 5, DIM, hidden=DIM, heads=2, dropout=0.0, max_hops=2,
+    net = WalkNet(DIM, 5, DIM, hidden=DIM, heads=2, dropout=0.0, max_hops=2,
                           question_tokens=True)  # fmt: skip
     with torch.no_grad():
         net.token_key.weight.copy_(torch.eye(DIM))  # W_k = I: key_j = H_j
@@ -654,14 +654,15 @@ def test_finetuned_question_encoder_trains_and_travels_with_the_model(tmp_path):
     weights, and the exported artifact carries the trained encoder, so retrieval encodes
     questions exactly as training did."""
     from lokg.embed import SentenceEncoder
-    from lokg.models.components.question_lm import QuestionLM
-    from lokg.taimr.learned import build_learned, save_walk_network
+    from lokg.nn.question_encoder import QuestionLM
+    from lokg.taimr.walk.artifact import save_walk_network
+    from lokg.taimr.walk.retriever import build_learned
 
     enc = SentenceEncoder()  # the bundled all-MiniLM-L6-v2
     kg, questions = _people(2)
     d = enc.dim
     torch.manual_seed(0)
-    m = PathGATModule(
+    m = WalkModule(
         kg.num_relations, node_dim=d, name_dim=d, transe_dim=4, hidden=16, heads=2,
         dropout=0.0, max_hops=2, beam_width=16, max_fanout=None, question_tokens=True,
         graph_context=False, question_encoder="finetune", encoder_lr=1e-3,
@@ -702,8 +703,8 @@ def test_name_match_adds_tau_times_cosine_to_every_hop_logit_by_hand(normalizati
     torch.manual_seed(0)
     kw = dict(hidden=8, heads=2, dropout=0.0, max_hops=2, graph_context=False,
               normalization=normalization)  # fmt: skip
-    plain = QuestionPathGAT(4, 4 + DIM + 1, DIM, **kw).eval()
-    named = QuestionPathGAT(4, 4 + DIM + 1, DIM, name_match=True, name_span=(4, 4 + DIM), **kw)
+    plain = WalkNet(4, 4 + DIM + 1, DIM, **kw).eval()
+    named = WalkNet(4, 4 + DIM + 1, DIM, name_match=True, name_span=(4, 4 + DIM), **kw)
     named.load_state_dict({**plain.state_dict(), "name_scale": torch.tensor([2.0, 3.0])})
     named.eval()
     rel_feats = relation_features(torch.randn(3, 4), torch.eye(DIM)[:3], 3, 4)  # [6, 11]
@@ -722,7 +723,7 @@ def test_name_match_adds_tau_times_cosine_to_every_hop_logit_by_hand(normalizati
         after, _ = named(torch.zeros(7, 0), edge_index, rel, rel_feats, q)
         assert torch.allclose(after - before, cos[:, None] * tau[None, :], atol=1e-5)
     with pytest.raises(ValueError, match="name_span"):
-        QuestionPathGAT(4, 4 + DIM + 1, DIM, name_match=True, name_span=(4, 6), **kw)
+        WalkNet(4, 4 + DIM + 1, DIM, name_match=True, name_span=(4, 6), **kw)
 
 
 def _three_relations(n: int) -> tuple[KnowledgeGraph, list[Question]]:
@@ -884,7 +885,7 @@ def test_node_steps_best_is_the_prefix_of_a_stable_sort_of_every_step():
     """_NodeSteps.best(group scores, k) reads only the groups it needs and returns what
     ``argsort(-step_scores, stable)[:k]`` over all the node's steps in listing order would:
     a hand case with two tied relations, then random nodes with many ties."""
-    from lokg.taimr.walk import _NodeSteps
+    from lokg.taimr.walk.search import _NodeSteps
 
     # listing order:      0   1   2   3   4   5     (relations b a b c a b)
     kg = KnowledgeGraph.from_labeled_triples([("u", r, f"v{i}") for i, r in enumerate("babcab")])

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from lokg.models.components.rel_gat_conv import RelGAT, RelGATConv
+from lokg.nn.rel_gat import RelGAT, RelGATConv
 
 # 0 -r0-> 1, 0 -r1-> 2, 1 -r0-> 2, 2 -r1-> 0, 2 -r0-> 1, 2 -r1-> 3 (node 3 has no out-edge)
 EDGE_INDEX = torch.tensor([[0, 0, 1, 2, 2, 2], [1, 2, 2, 0, 1, 3]])

@@ -8,7 +8,7 @@ walk needs: which words name which relation, in which order.  Fine-tuning the sa
 likelihood learns that mapping from the training questions alone, with no English rule.
 
 :class:`QuestionLM` is an ``nn.Module`` wrapping a Hugging Face ``AutoModel`` and its
-tokenizer.  It returns what :class:`~lokg.models.components.path_gat.QuestionPathGAT` takes:
+tokenizer.  It returns what :class:`~lokg.taimr.walk.net.WalkNet` takes:
 the mean-pooled, L2-normalised question vector (the sentence-transformers recipe, as
 :class:`lokg.embed.SentenceEncoder`) and the word-piece token states without padding or the
 tokenizer's special tokens.

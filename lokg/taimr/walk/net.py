@@ -15,9 +15,9 @@ logits.  It costs about 4x the training time and did not improve PQ-3H validatio
 
 Layers:
 
-1. (``graph_context=True`` only) :class:`~lokg.models.components.rel_gat_conv.RelGAT` over
+1. (``graph_context=True`` only) :class:`~lokg.nn.RelGAT` over
    the question's walk graph
-   (both step directions, :mod:`lokg.taimr.walk`), each layer's logit carrying
+   (both step directions, :mod:`lokg.taimr.walk.graph`), each layer's logit carrying
    ``<W_q q, W_r e_r + W h_v> / sqrt(d')`` (``question_in_attention=True``), giving node
    states ``h`` ``[n, d']``.
 2. Hop attention, Eq. (13)'s form once more with a hop-specific question projection:
@@ -76,7 +76,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from lokg.models.components.rel_gat_conv import RelGAT
+from lokg.embed import SentenceEncoder
+from lokg.kg.graph import KnowledgeGraph
+from lokg.nn.rel_gat import RelGAT
 
 QUESTION_KEYS = ("relation", "relation_node")
 NORMALIZATIONS = ("node", "vocabulary")
@@ -85,15 +87,31 @@ NAME_SCALE_INIT = 5.0
 
 __all__ = [
     "NORMALIZATIONS",
-    "QuestionPathGAT",
+    "WalkNet",
     "group_logsumexp",
     "hop_distribution",
     "relation_features",
+    "relation_name",
+    "relation_names",
     "step_log_degree",
     "vocabulary_log_probs",
     "walk_log_probs",
     "widen_to_step_relations",
 ]
+
+
+def relation_name(label: str) -> str:
+    """A relation label as words: separators (``_ . / :``) become spaces, runs collapse."""
+    for sep in "_./:":
+        label = label.replace(sep, " ")
+    return " ".join(label.split())
+
+
+def relation_names(kg: KnowledgeGraph, encoder: SentenceEncoder) -> np.ndarray:
+    """``[R, d]`` sentence embeddings of ``kg``'s relation labels as words (the name part of
+    :func:`relation_features`)."""
+    names = [relation_name(kg.relations.label(r)) for r in range(kg.num_relations)]
+    return np.asarray(encoder.encode(names, kind="passage"), dtype=np.float32)
 
 
 def relation_features(
@@ -241,7 +259,7 @@ def widen_to_step_relations(hop_logp: Tensor, vocabulary: Tensor | None, width: 
     return full
 
 
-class QuestionPathGAT(nn.Module):
+class WalkNet(nn.Module):
     """Relation-aware GAT with the question in its attention, and the hop attention.
 
     Args:
@@ -417,7 +435,7 @@ class QuestionPathGAT(nn.Module):
             ctx = query.unsqueeze(1).expand(-1, L, -1)
             return self.hop_query(query).view(-1, L, C), self.stop_query(query).view(-1, L, C), ctx
         if tokens is None:
-            raise ValueError("QuestionPathGAT(question_tokens=True) needs the question's tokens")
+            raise ValueError("WalkNet(question_tokens=True) needs the question's tokens")
         ctx, _ = self.token_attention(query, tokens, token_mask)  # [B, L, d_q]
         w_hop = self.hop_query.weight.view(L, C, -1)  # [L, d', d_q]
         w_stop = self.stop_query.weight.view(L, C, -1)
@@ -513,7 +531,7 @@ class QuestionPathGAT(nn.Module):
         batch of questions (flattened to ``B`` rows), or the learned per-hop vectors
         ``[1, L, d']`` (and no context) without the question."""
         if self.question_in_attention and query is None:
-            raise ValueError("QuestionPathGAT(question_in_attention=True) needs the question")
+            raise ValueError("WalkNet(question_in_attention=True) needs the question")
         if query is not None:
             query = query.reshape(-1, query.size(-1))  # [B, d_q]
             if tokens is not None:

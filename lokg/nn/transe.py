@@ -19,7 +19,6 @@ __all__ = [
     "NegativeSampler",
     "TransE",
     "filtered_ranks",
-    "rank_metrics",
 ]
 
 #: ``uniform``: corrupt head or tail with probability 1/2; ``bernoulli``: corrupt the head
@@ -295,12 +294,3 @@ def filtered_ranks(model: TransE, triples: torch.Tensor, index: FilterIndex) -> 
     row, col = index.known_heads(rn, tn)
     head_rank = _rank(model.score_heads(r, t), h, row, col)
     return torch.cat([tail_rank, head_rank])
-
-
-def rank_metrics(ranks: torch.Tensor, ks: tuple[int, ...] = (1, 10)) -> dict[str, float]:
-    """MRR and Hits@k of a vector of ranks (1 = best)."""
-    ranks = ranks.to(torch.float64)
-    out = {"mrr": float((1.0 / ranks).mean())}
-    for k in ks:
-        out[f"hits@{k}"] = float((ranks <= k).to(torch.float64).mean())
-    return out

@@ -1,1 +1,0 @@
-"""Plain ``nn.Module`` building blocks of the method (no Lightning)."""

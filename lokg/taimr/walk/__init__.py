@@ -1,0 +1,15 @@
+"""The learned walk (beyond the paper; docs/design/taimr.md, "Learned walk"), in one place:
+
+- :mod:`~lokg.taimr.walk.net`: the network (:class:`~lokg.taimr.walk.net.WalkNet`) and the
+  step-relation features it reads;
+- :mod:`~lokg.taimr.walk.graph`: a question's walk graph, both edge directions;
+- :mod:`~lokg.taimr.walk.supervision`: the paths a training question is trained to follow;
+- :mod:`~lokg.taimr.walk.search`: the beam searches over the walk's step distribution;
+- :mod:`~lokg.taimr.walk.artifact`: the exported model (file names, save/load, the default
+  trained model's lookup);
+- :mod:`~lokg.taimr.walk.retriever`: ``retriever=learned``
+  (:class:`~lokg.taimr.walk.retriever.WalkRetriever`).
+
+Its LightningModule is :class:`lokg.models.walk_module.WalkModule`; its configs
+``model=walk`` and ``experiment=train_walk``.
+"""

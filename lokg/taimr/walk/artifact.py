@@ -1,0 +1,187 @@
+"""The walk model's artifact: what ``train.py experiment=train_walk`` exports and
+``retriever=learned`` loads, and which trained artifact is the default one.
+
+A trained walk model is a directory ``<dataset artifacts>/qgat-<key>/`` holding
+:data:`MODEL_FILE` (the network's state dict), :data:`RELATION_TABLE_FILE` (the e_r it was
+trained with), :data:`META_FILE` (the architecture, graph fingerprint, embedder, epoch),
+``config.yaml`` (the run's config) and, with a fine-tuned question encoder,
+:data:`QUESTION_ENCODER_DIR` (``save_pretrained`` layout).
+
+The on-disk names keep the model's earlier name, ``qgat`` (:data:`KIND`, :data:`META_FILE`):
+every trained artifact carries them, and the key in a directory's name hashes the config
+that trained it, so renaming them would orphan those artifacts or need a second lookup for
+each name.  For the same reason the classes the walk's configs name by ``_target_`` hash under
+the paths they had when those artifacts were trained (:data:`MOVED_TARGETS`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import OmegaConf
+
+from lokg.nn.question_encoder import QuestionLM
+from lokg.taimr.walk.net import WalkNet
+
+__all__ = [
+    "ARCHITECTURE_DEFAULTS",
+    "KIND",
+    "META_FILE",
+    "MODEL_FILE",
+    "MOVED_TARGETS",
+    "QUESTION_ENCODER_DIR",
+    "RELATION_TABLE_FILE",
+    "WALK_CONFIG",
+    "default_walk_settings",
+    "hashed_targets",
+    "load_walk_network",
+    "recorded_architecture",
+    "save_walk_network",
+    "walk_models",
+]
+
+#: the artifact kind: trained walk models are ``<root>/qgat-<key>/``, the latest one named in
+#: ``<root>/qgat.latest`` (:mod:`lokg.artifacts`)
+KIND = "qgat"
+#: file names inside a ``qgat-<key>/`` artifact directory
+MODEL_FILE = "walk_model.pt"
+META_FILE = "qgat.json"
+RELATION_TABLE_FILE = "relation_table.npy"
+QUESTION_ENCODER_DIR = "question_encoder"
+#: the walk model's default settings (``model=walk``), beside the package as the configs are
+WALK_CONFIG = Path(__file__).resolve().parents[3] / "configs" / "model" / "walk.yaml"
+
+#: ``_target_`` paths moved by issue 27 (new -> old).  Every config key
+#: (:func:`lokg.artifacts.config_key`: the artifact directories' keys, the results' and the
+#: test ledger's) and the default-model lookup (:func:`walk_models`) read a target through
+#: this table, so a config naming the new path keys and matches as it did under the old one:
+#: the walk models trained before the move are found, not retrained.
+MOVED_TARGETS = {
+    "lokg.models.walk_module.WalkModule": "lokg.models.path_module.PathGATModule",
+    "lokg.taimr.walk.retriever.build_learned": "lokg.taimr.learned.build_learned",
+}
+
+#: what an artifact exported before a switch existed was trained with
+ARCHITECTURE_DEFAULTS = {
+    "question_key": "relation",
+    "question_tokens": False,
+    "graph_context": True,
+    "question_encoder": "frozen",
+    "normalization": "node",
+    "encoder_trainable_layers": None,
+    "name_match": False,
+}
+
+
+def hashed_targets(node: Any) -> Any:
+    """``node`` (plain containers) with every ``_target_`` of :data:`MOVED_TARGETS` replaced
+    by the path it is hashed and compared under (its path before the move)."""
+    if isinstance(node, Mapping):
+        out = {k: hashed_targets(v) for k, v in node.items()}
+        target = out.get("_target_")
+        if isinstance(target, str) and target in MOVED_TARGETS:
+            out["_target_"] = MOVED_TARGETS[target]
+        return out
+    if isinstance(node, list | tuple):
+        return type(node)(hashed_targets(v) for v in node)
+    return node
+
+
+def recorded_architecture(meta: dict) -> dict:
+    """``qgat.json``'s ``architecture``, with :data:`ARCHITECTURE_DEFAULTS` for switches an
+    older export does not record."""
+    return {**ARCHITECTURE_DEFAULTS, **meta["architecture"]}
+
+
+def save_walk_network(
+    directory: str | os.PathLike,
+    net: WalkNet,
+    architecture: dict,
+    relation_table: np.ndarray,
+    meta: dict | None = None,
+    question_lm: QuestionLM | None = None,
+) -> None:
+    """Write a walk-model artifact: ``walk_model.pt`` (the network's state dict),
+    ``relation_table.npy`` (the e_r it was trained with), ``qgat.json`` (``architecture``
+    as :func:`load_walk_network` reads it, plus ``meta``) and, for a fine-tuned question
+    encoder, ``question_encoder/`` (``save_pretrained`` layout)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    torch.save({k: v.detach().cpu() for k, v in net.state_dict().items()}, directory / MODEL_FILE)
+    np.save(directory / RELATION_TABLE_FILE, np.asarray(relation_table, dtype=np.float32))
+    body = {**(meta or {}), "architecture": architecture}
+    if question_lm is not None:
+        question_lm.save(directory / QUESTION_ENCODER_DIR)
+    (directory / META_FILE).write_text(json.dumps(body, indent=1), encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=8)
+def load_walk_network(directory: Path) -> tuple[WalkNet, dict, QuestionLM | None]:
+    """The network exported by ``train.py experiment=train_walk`` and its metadata (loaded
+    once per directory: per-question-subgraph datasets build a retriever per question)."""
+    meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+    a = recorded_architecture(meta)
+    net = WalkNet(
+        a["node_dim"],
+        a["rel_dim"],
+        a["query_dim"],
+        a["hidden"],
+        a["heads"],
+        0.0,
+        a["max_hops"],
+        a["question_in_attention"],
+        question_key=a["question_key"],
+        question_tokens=a["question_tokens"],
+        graph_context=a["graph_context"],
+        normalization=a["normalization"],
+        name_match=a["name_match"],
+        name_span=(a["transe_dim"], a["transe_dim"] + a["name_dim"]) if a["name_dim"] else None,
+    )
+    state = torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True)
+    if net.lin is None:  # exported before an unused W was dropped from graph_context=False
+        state.pop("lin.weight", None)
+    net.load_state_dict(state)
+    lm = None
+    if a["question_encoder"] == "finetune":
+        emb = meta.get("embedder") or {}  # as it was trained: same prefix and truncation
+        prefix, max_length = emb.get("query_prefix", ""), emb.get("max_length", 128)
+        lm = QuestionLM(directory / QUESTION_ENCODER_DIR, prefix, max_length).eval()
+    return net.eval(), meta, lm
+
+
+def default_walk_settings() -> dict:
+    """``configs/model/walk.yaml``'s ``model`` keys, less those interpolated from other
+    groups (``node_dim`` and ``name_dim`` follow the embedder)."""
+    raw = OmegaConf.to_container(OmegaConf.load(WALK_CONFIG).model, resolve=False)
+    return {k: v for k, v in raw.items() if not (isinstance(v, str) and "${" in v)}
+
+
+def walk_models(
+    root: Path, change: dict | None = None, fingerprint: str | None = None
+) -> list[Path]:
+    """``root``'s ``qgat-*`` artifacts trained with the default walk settings
+    (:func:`default_walk_settings`, training settings included) with ``change`` applied (and,
+    given a ``fingerprint``, on that graph), the best recorded ``val/hits@1`` first, then the
+    newest.  ``_target_`` paths compare as :func:`hashed_targets` reads them."""
+    want = hashed_targets({**default_walk_settings(), **(change or {})})
+    found = []
+    for d in Path(root).glob(f"{KIND}-*"):
+        cfg_path, meta_path = d / "config.yaml", d / META_FILE
+        if not (cfg_path.is_file() and meta_path.is_file()):
+            continue
+        model = OmegaConf.load(cfg_path).get("model")
+        trained = {} if model is None else OmegaConf.to_container(model, resolve=True)
+        trained = hashed_targets(trained)
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if fingerprint is not None and meta.get("kg_fingerprint") != fingerprint:
+            continue
+        if all(trained.get(k) == v for k, v in want.items()):
+            found.append((meta.get("best_value") or 0.0, meta_path.stat().st_mtime_ns, d))
+    return [d for *_, d in sorted(found, reverse=True)]
