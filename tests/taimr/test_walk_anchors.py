@@ -1,4 +1,4 @@
-"""Several anchors (lokg/taimr/anchors.py): each anchor's view, its exact support and the
+"""Several anchors (lokg/taimr/walk/anchors.py): each anchor's view, its exact support and the
 product-of-experts join, by hand on a small family graph."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lokg.kg.graph import KnowledgeGraph
-from lokg.taimr.anchors import ANCHOR_MARK, anchor_arm, anchor_support, anchor_view, join
+from lokg.taimr.walk.anchors import ANCHOR_MARK, anchor_arm, anchor_support, anchor_view, join
 
 TRIPLES = [
     ("ann", "children", "cal"),
