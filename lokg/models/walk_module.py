@@ -32,6 +32,7 @@ checkpoint; :mod:`lokg.models.ddp` says what that asks of the steps.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import dataclasses
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -43,6 +44,7 @@ from torchmetrics import MeanMetric
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.ddp import nothing_to_learn
+from lokg.taimr.walk.anchors import anchor_arm, anchor_support, anchor_view, join
 from lokg.taimr.walk.graph import WalkGraph, walk_graph
 from lokg.taimr.walk.net import (
     WalkNet,
@@ -220,7 +222,7 @@ class WalkModule(pl.LightningModule):
         self.query_encoder: Callable[[list[str]], Tensor] | None = None
         self.token_encoder: Callable[[list[str]], list[Tensor]] | None = None
         self.question_lm: nn.Module | None = None
-        self._supervised: dict[str, SupervisedQuestion] = {}
+        self._supervised: dict[str, list[SupervisedQuestion]] = {}
         self._val_rows: list[ValidationRow] = []  # this epoch's (on_validation_epoch_end)
         # question-weighted means over the epoch, all-reduced across DDP processes
         self.val_loss, self.val_hits, self.val_recall = MeanMetric(), MeanMetric(), MeanMetric()
@@ -310,42 +312,68 @@ class WalkModule(pl.LightningModule):
         return relation_features(self.relation_table.weight, names, hp.num_relations, hp.transe_dim)
 
     def supervise(self, q: Question) -> SupervisedQuestion | None:
-        """The question's supervised paths and the graph they walk (cached; ``None`` without
-        topic).  The vocabulary-normalised walk needs only those paths' steps: they are
-        found in :func:`~lokg.taimr.walk.supervision.answer_graph` (no L-hop ball) and kept
-        alone, so a question costs its paths' memory on any graph."""
+        """The first of :meth:`supervise_all` (``None`` without topic): for a question with one
+        topic entity, its only item."""
+        items = self.supervise_all(q)
+        return items[0] if items else None
+
+    def supervise_all(self, q: Question) -> list[SupervisedQuestion]:
+        """The question's supervised paths and the graph they walk, one item per anchor
+        (cached; empty without a topic in the graph).
+
+        One topic entity: the walk from the first topic, trained on the question as it is
+        and its gold path's relations (as before several anchors existed).  Several: one item
+        per topic entity found in the graph, each trained on its own view of the question
+        (:func:`~lokg.taimr.walk.anchors.anchor_view`) and its own arm of the gold path
+        (:func:`~lokg.taimr.walk.anchors.anchor_arm`), so each anchor's walk learns the
+        relations that lead from it to the answers (issue 28).  The vocabulary-normalised
+        walk needs only the paths' steps: they are found in
+        :func:`~lokg.taimr.walk.supervision.answer_graph` (no L-hop ball) and kept alone, so
+        a question costs its paths' memory on any graph."""
         if q.id in self._supervised:
             return self._supervised[q.id]
         assert self.kg is not None
-        kg, hp = self.kg, self.hparams
-        topic = kg.entities.get(q.topic_entities[0]) if q.topic_entities else None
-        out = None
-        if topic is not None:
-            answers = frozenset(a for a in (kg.entities.get(x) for x in q.answers) if a is not None)
-            gold = [rel for _, rel, _ in q.gold_path]
-            length = len(gold) if 0 < len(gold) <= hp.max_hops else None
-            vocabulary = hp.normalization == "vocabulary"
-            if vocabulary:
-                g = answer_graph(
-                    kg, topic, sorted(answers), hp.max_hops, hp.max_fanout, hp.both_directions
-                )
-            else:
-                g = walk_graph(kg, topic, hp.max_hops, hp.max_fanout, hp.both_directions)
-            paths = supervised_paths(
-                kg, g, sorted(answers), length, gold, hp.max_paths, hp.max_hops
-            )
-            log_degree = None
-            if vocabulary:
-                g, paths = keep_steps(g, paths)
-                log_degree = np.log(relation_degrees(kg, g).astype(np.float64))
-            out = SupervisedQuestion(q, g, paths, answers, topic, log_degree)
+        kg = self.kg
+        out: list[SupervisedQuestion] = []
+        if len(q.topic_entities) < 2:
+            topic = kg.entities.get(q.topic_entities[0]) if q.topic_entities else None
+            if topic is not None:
+                gold = [rel for _, rel, _ in q.gold_path]
+                out.append(self._supervised_item(q, topic, gold))
+        else:
+            for label in q.topic_entities:
+                topic = kg.entities.get(label)
+                if topic is None:
+                    continue
+                view = dataclasses.replace(q, text=anchor_view(q.text, label, q.topic_entities))
+                arm = anchor_arm(q.gold_path, label, q.answers) or ()
+                out.append(self._supervised_item(view, topic, list(arm)))
         self._supervised[q.id] = out
         return out
 
+    def _supervised_item(self, q: Question, topic: int, gold: list[str]) -> SupervisedQuestion:
+        """``q``'s walk from ``topic`` trained to follow ``gold`` (step labels; its length
+        when within ``max_hops``, else the shortest paths to an answer)."""
+        kg, hp = self.kg, self.hparams
+        answers = frozenset(a for a in (kg.entities.get(x) for x in q.answers) if a is not None)
+        length = len(gold) if 0 < len(gold) <= hp.max_hops else None
+        vocabulary = hp.normalization == "vocabulary"
+        if vocabulary:
+            g = answer_graph(
+                kg, topic, sorted(answers), hp.max_hops, hp.max_fanout, hp.both_directions
+            )
+        else:
+            g = walk_graph(kg, topic, hp.max_hops, hp.max_fanout, hp.both_directions)
+        paths = supervised_paths(kg, g, sorted(answers), length, gold, hp.max_paths, hp.max_hops)
+        log_degree = None
+        if vocabulary:
+            g, paths = keep_steps(g, paths)
+            log_degree = np.log(relation_degrees(kg, g).astype(np.float64))
+        return SupervisedQuestion(q, g, paths, answers, topic, log_degree)
+
     def check_supervision(self, questions: Sequence[Question], split: str = "train") -> float:
         """Share of ``questions`` with a supervised path; raises when there is none at all."""
-        items = [self.supervise(q) for q in questions]
-        n = sum(1 for s in items if s is not None and s.paths)
+        n = sum(1 for q in questions if any(s.paths for s in self.supervise_all(q)))
         if questions and n == 0:
             raise InputError(
                 f"no {split} question has a path from its topic entity to a gold answer within "
@@ -466,7 +494,33 @@ class WalkModule(pl.LightningModule):
                 )  # fmt: skip
                 found = answers_of(g, walks)
                 orders.append(sorted(found, key=lambda a: (-found[a][0], a)))
+            orders = self._join_anchors(items, orders, logp_np, stop_np)
         return loss, orders
+
+    def _join_anchors(self, items, orders, logp_np, stop_np) -> list[list[int]]:
+        """``orders`` with the items of one question (its anchors) ranked jointly, as the
+        retriever ranks them (:func:`~lokg.taimr.walk.anchors.join` of every anchor's exact
+        support over the answers any anchor's beam found); one order per item still."""
+        hp, by_question = self.hparams, {}
+        for i, s in enumerate(items):
+            by_question.setdefault(s.question.id, []).append(i)
+        out = list(orders)
+        for members in by_question.values():
+            if len(members) < 2:
+                continue
+            candidates = sorted({a for i in members for a in orders[i]})
+            supports = [
+                anchor_support(
+                    self.kg, items[i].topic, candidates,
+                    logp_np[i if logp_np.shape[0] > 1 else 0],
+                    stop_np[i if stop_np.shape[0] > 1 else 0], hp.max_hops, hp.both_directions,
+                )  # fmt: skip
+                for i in members
+            ]
+            joint = [j.entity for j in join(supports)]
+            for i in members:
+                out[i] = joint
+        return out
 
     def _path_log_probs(self, items, step_lp, stop_lp, off_m, off_n) -> list[Tensor]:
         """Per item with supervised paths: log sum_p P(p | q) from the graphs' step log-probs."""
@@ -487,7 +541,7 @@ class WalkModule(pl.LightningModule):
         return out
 
     def _items(self, questions: Sequence[Question]) -> list[SupervisedQuestion]:
-        return [s for s in (self.supervise(q) for q in questions) if s is not None]
+        return [s for q in questions for s in self.supervise_all(q)]
 
     def on_fit_start(self) -> None:
         dm = self.trainer.datamodule
@@ -528,9 +582,12 @@ class WalkModule(pl.LightningModule):
         """Add the batch's loss, hits@1 and recall, each weighted by its ``len(questions)``."""
         loss, orders = self._batch_loss(items, rank=True)
         label = self.kg.entities.label
-        rows = []
+        rows, seen = [], set()
         for s, order in zip(items, orders, strict=True):
             q = s.question
+            if q.id in seen:  # a question's anchors share one joint order: one row
+                continue
+            seen.add(q.id)
             rows.append(
                 ValidationRow(
                     q.id, q.text, "; ".join(q.answers), label(order[0]) if order else "",
