@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lokg.atomic_io import write_atomic
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.neighbourhood import bfs_triples
@@ -418,9 +419,7 @@ class GraphRAGRetriever(Retriever):
         if self.report_dir is not None:
             self.report_dir.mkdir(parents=True, exist_ok=True)
             path = self.report_dir / f"{key}.json"
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(record, sort_keys=True), "utf-8")
-            os.replace(tmp, path)
+            write_atomic(path, json.dumps(record, sort_keys=True))
 
     # ------------------------------------------------------------ indexing
     def communities(self, graph: NeighbourhoodGraph) -> list[Community]:

@@ -29,11 +29,11 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader
 
+from lokg.atomic_io import atomic_directory
 from lokg.data.loaders import triple_batches
 from lokg.data.sources import DatasetSource, RawDataset
 from lokg.data.splits import SPLITS, canonical_group_by, check_split_settings, split_questions
 from lokg.errors import InputError
-from lokg.kg.atomic import atomic_directory
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.kg.io import read_questions, write_questions
 from lokg.typing import Question

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lokg.kg.atomic import atomic_directory, read_versioned_json
+from lokg.atomic_io import atomic_directory, read_versioned_json
 from lokg.typing import IdArray, LabeledTriple
 
 __all__ = ["EntityAttributes", "KnowledgeGraph", "StepIndex", "Vocabulary"]

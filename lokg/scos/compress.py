@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from lokg.kg.atomic import atomic_directory, read_versioned_json
+from lokg.atomic_io import atomic_directory, read_versioned_json
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.scos.config import SCOSConfig
 from lokg.scos.contradiction import Contradiction

@@ -17,11 +17,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from lokg.atomic_io import atomic_file
 from lokg.kg.graph import KnowledgeGraph
 
 __all__ = ["CacheEntry", "PathCache"]
@@ -130,9 +130,7 @@ class PathCache:
         def cat(i: int, dtype) -> np.ndarray:
             return np.concatenate([p[i] for p in parts]).astype(dtype) if parts else np.zeros(0)
 
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=path.parent)
-        os.close(fd)
-        try:
+        with atomic_file(path, suffix=".npz") as tmp:
             np.savez(
                 tmp,
                 meta=np.array(json.dumps({"fingerprint": self.fingerprint})),
@@ -142,10 +140,6 @@ class PathCache:
                 tails=cat(1, np.int64),
                 scores=cat(2, np.float64),
             )
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         return path
 
     def load(self, path: str | os.PathLike) -> int:
