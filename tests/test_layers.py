@@ -18,8 +18,14 @@ ALLOWED = {
     "lokg.ittc": METHOD,
     "lokg.taimr": METHOD,
     "lokg.llm": {"lokg.tokens", "lokg.errors", "lokg.normalize"},
-    "lokg.eval": {"lokg.typing", "lokg.tokens", "lokg.llm", "lokg.errors", "lokg.normalize",
-                  "lokg.atomic_io"},  # fmt: skip
+    "lokg.eval": {
+        "lokg.typing",
+        "lokg.tokens",
+        "lokg.llm",
+        "lokg.errors",
+        "lokg.normalize",
+        "lokg.atomic_io",
+    },
     "lokg.baselines": METHOD | {"lokg.taimr", "lokg.ittc", "lokg.llm"},  # layer 6 over 4-5
 }
 NO_LIGHTNING = ("lokg.kg", "lokg.models.components", "lokg.scos", "lokg.ittc", "lokg.taimr",
