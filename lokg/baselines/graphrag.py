@@ -261,10 +261,6 @@ class LocalTables:
     triple_ids: tuple[int, ...]
 
 
-def _relation_text(kg: KnowledgeGraph, r: int) -> str:
-    return kg.relations.label(r).replace("_", " ").strip()
-
-
 def local_tables(
     kg: KnowledgeGraph,
     triple_ids: Sequence[int],
@@ -299,7 +295,7 @@ def local_tables(
         rows = ["-----Relationships-----", "id|source|target|description"]
         for i, t in enumerate(rels):
             h, r, o = (int(x) for x in kg.triples_np[t])
-            rows.append(f"{i}|{kg.entity_name(h)}|{kg.entity_name(o)}|{_relation_text(kg, r)}")
+            rows.append(f"{i}|{kg.entity_name(h)}|{kg.entity_name(o)}|{kg.relation_text(r)}")
         text = "\n".join(rows)
         if tokenizer.count(entity_text + SECTION_SEPARATOR + text) > max_tokens:
             break
@@ -450,6 +446,8 @@ class GraphRAGRetriever(Retriever):
         lines = []
         for t in community.triple_ids:
             s, r, o = (int(x) for x in self.kg.triples_np[t])
+            # unstripped, unlike kg.relation_text: the report prompts keep the form they were
+            # written with (the LLM response cache is keyed by the prompt text)
             rel = self.kg.relations.label(r).replace("_", " ")
             lines.append(f"({self.kg.entity_name(s)}, {rel}, {self.kg.entity_name(o)})")
         return "\n".join(lines)

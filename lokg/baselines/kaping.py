@@ -36,14 +36,10 @@ from lokg.typing import Question
 __all__ = ["KAPINGEncoder", "KAPINGRetriever", "build_kaping", "kaping_line"]
 
 
-def _relation_text(kg: KnowledgeGraph, relation: int) -> str:
-    return kg.relations.label(int(relation)).replace("_", " ").strip()
-
-
 def kaping_line(kg: KnowledgeGraph, triple: np.ndarray | tuple[int, int, int]) -> str:
     """KAPING's verbalisation of one id triple: ``(subject, relation, object)``."""
     s, r, o = (int(x) for x in triple)
-    return f"({kg.entity_name(s)}, {_relation_text(kg, r)}, {kg.entity_name(o)})"
+    return f"({kg.entity_name(s)}, {kg.relation_text(r)}, {kg.entity_name(o)})"
 
 
 class KAPINGRetriever(Retriever):

@@ -75,14 +75,10 @@ def _norm(name: str) -> str:
     return " ".join(re.sub(r"[_.]", " ", name).lower().split())
 
 
-def relation_text(kg: KnowledgeGraph, relation: int) -> str:
-    return kg.relations.label(int(relation)).replace("_", " ").strip()
-
-
 def tog_line(kg: KnowledgeGraph, triple: Sequence[int]) -> str:
     """ToG's triplet line: ``subject, relation, object``."""
     s, r, o = (int(x) for x in triple)
-    return f"{kg.entity_name(s)}, {relation_text(kg, r)}, {kg.entity_name(o)}"
+    return f"{kg.entity_name(s)}, {kg.relation_text(r)}, {kg.entity_name(o)}"
 
 
 # ---------------------------------------------------------------- parsing (pure functions)
@@ -267,7 +263,7 @@ class ToGRetriever(Retriever):
                 row = kg.triples_np[t]
                 if int(row[end]) in on_path:
                     continue
-                out.setdefault(relation_text(kg, int(row[1])), []).append(int(t))
+                out.setdefault(kg.relation_text(int(row[1])), []).append(int(t))
         return dict(sorted(out.items()))
 
     def select_relations(

@@ -70,7 +70,7 @@ from omegaconf import OmegaConf
 
 from lokg.data.sources import resource_path
 from lokg.errors import InputError
-from lokg.kg.graph import KnowledgeGraph
+from lokg.kg.graph import KnowledgeGraph, label_as_words
 from lokg.typing import Question
 
 __all__ = [
@@ -394,7 +394,7 @@ def _rng(seed: int, qid: str) -> random.Random:
 
 def _entity_name(kg: KnowledgeGraph, label: str) -> str:
     idx = kg.entities.get(label)
-    return kg.entity_name(idx) if idx is not None else label.replace("_", " ").strip()
+    return kg.entity_name(idx) if idx is not None else label_as_words(label)
 
 
 @dataclass

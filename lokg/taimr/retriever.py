@@ -331,9 +331,8 @@ class SemanticRetriever(Retriever):
         self.pool_limit = pool_limit
 
     def verbalise(self, triple_id: int) -> str:
-        h, r, t = self.kg.triples_np[triple_id]
-        rel = self.kg.relations.label(int(r)).replace("_", " ").strip()
-        return f"{self.kg.entity_name(int(h))} {rel} {self.kg.entity_name(int(t))}"
+        h, r, t = (int(x) for x in self.kg.triples_np[triple_id])
+        return f"{self.kg.entity_name(h)} {self.kg.relation_text(r)} {self.kg.entity_name(t)}"
 
     def retrieve(self, question: Question) -> RetrievalResult:
         topics, unknown = resolve_topics(self.kg, question.topic_entities)
