@@ -270,6 +270,7 @@ def unmerged_transe_relations(
 def load_graph_artifacts(
     cfg: DictConfig,
     datamodule,
+    *,
     need_gat: bool,
     scos_dir: str | None = None,
     gat_dir: str | None = None,

@@ -98,6 +98,7 @@ class SentenceEncoder:
     def __init__(
         self,
         model_id: str = DEFAULT_MODEL_ID,
+        *,
         model_path: str | None = None,
         query_prefix: str = "",
         passage_prefix: str = "",

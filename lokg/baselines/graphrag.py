@@ -265,6 +265,7 @@ def local_tables(
     kg: KnowledgeGraph,
     triple_ids: Sequence[int],
     selected: Sequence[int],
+    *,
     degree: dict[int, int],
     max_tokens: int,
     top_k_relationships: int,
@@ -336,6 +337,7 @@ class GraphRAGRetriever(Retriever):
         kg: KnowledgeGraph,
         encoder: SentenceEncoder,
         chat: ChatClient,
+        *,
         max_hops: int = 3,
         node_limit: int = 2000,
         max_cluster_size: int = 10,
@@ -561,8 +563,15 @@ class GraphRAGRetriever(Retriever):
             )
             local = int(b * (1 - self.community_prop - self.text_unit_prop))
             degree = degrees(self.kg, graph.triple_ids)
-            tables = local_tables(self.kg, graph.triple_ids, selected, degree, local,
-                                  self.top_k_relationships, self.tokenizer)  # fmt: skip
+            tables = local_tables(
+                self.kg,
+                graph.triple_ids,
+                selected,
+                degree=degree,
+                max_tokens=local,
+                top_k_relationships=self.top_k_relationships,
+                tokenizer=self.tokenizer,
+            )
             context = SECTION_SEPARATOR.join(x for x in (reports, tables.text) if x)
             passages = [context] if context else []
             triple_ids = list(dict.fromkeys(
@@ -581,6 +590,7 @@ def build_graphrag(
     kg: KnowledgeGraph,
     encoder: SentenceEncoder,
     chat: ChatClient | None = None,
+    *,
     max_hops: int = 3,
     node_limit: int = 2000,
     max_cluster_size: int = 10,

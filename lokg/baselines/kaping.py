@@ -60,6 +60,7 @@ class KAPINGRetriever(Retriever):
         self,
         kg: KnowledgeGraph,
         encoder: SentenceEncoder,
+        *,
         max_hops: int = 1,
         k_top: int = 20,
         pool_limit: int = 200,
@@ -126,6 +127,7 @@ class KAPINGRetriever(Retriever):
 def build_kaping(
     kg: KnowledgeGraph,
     encoder: SentenceEncoder,
+    *,
     max_hops: int = 1,
     k_top: int = 20,
     pool_limit: int = 200,
@@ -133,7 +135,9 @@ def build_kaping(
     **_unused: object,
 ) -> KAPINGRetriever:
     """``retriever=kaping``; accepts (and ignores) the other arguments the factories take."""
-    return KAPINGRetriever(kg, encoder, max_hops, k_top, pool_limit, direction)
+    return KAPINGRetriever(
+        kg, encoder, max_hops=max_hops, k_top=k_top, pool_limit=pool_limit, direction=direction
+    )
 
 
 class _KAPINGLines:

@@ -226,6 +226,7 @@ class ToGRetriever(Retriever):
         kg: KnowledgeGraph,
         encoder: SentenceEncoder,
         chat: ChatClient,
+        *,
         width: int = 3,
         depth: int = 3,
         num_retain_entity: int = 5,
@@ -293,7 +294,7 @@ class ToGRetriever(Retriever):
         return [(names[i], float(s)) for i, s in zip(order.tolist(), scores, strict=True)]
 
     def score_entities(
-        self, question, entry, name, rel_score, triple_ids, rng, ledger, log
+        self, question, entry, name, *, rel_score, triple_ids, rng, ledger, log
     ) -> list[Candidate]:
         """Step 2: the entities ``name`` reaches from ``entry`` and their scores."""
         kg = self.kg
@@ -354,8 +355,9 @@ class ToGRetriever(Retriever):
                 picked = self.select_relations(question, entry, list(rels), ledger, log)
                 for name, rel_score in picked:
                     candidates += self.score_entities(
-                        question, entry, name, rel_score, rels[name], rng, ledger, log
-                    )
+                        question, entry, name, rel_score=rel_score, triple_ids=rels[name],
+                        rng=rng, ledger=ledger, log=log,
+                    )  # fmt: skip
             kept = prune_entities(candidates, self.width)
             if not kept:
                 log.stopped = "no_candidates"
@@ -370,9 +372,11 @@ class ToGRetriever(Retriever):
             if self.sufficient(question, explored, ledger, log):
                 log.stopped = "sufficient"
                 break
-        return self._result(question, topics, unknown, finals, explored, ledger, log)
+        return self._result(
+            question, topics, unknown, finals=finals, explored=explored, ledger=ledger, log=log
+        )
 
-    def _result(self, question, topics, unknown, finals, explored, ledger, log):
+    def _result(self, question, topics, unknown, *, finals, explored, ledger, log):
         kg = self.kg
         ranked: list[int] = []
         for entry in finals:  # best final path first, root to leaf
@@ -400,6 +404,7 @@ def build_tog(
     kg: KnowledgeGraph,
     encoder: SentenceEncoder,
     chat: ChatClient | None = None,
+    *,
     width: int = 3,
     depth: int = 3,
     num_retain_entity: int = 5,
@@ -412,7 +417,16 @@ def build_tog(
     config says ``uses_llm: true``)."""
     if chat is None:
         raise ValueError("retriever=tog needs the LLM's chat client (retriever.uses_llm=true)")
-    return ToGRetriever(kg, encoder, chat, width, depth, num_retain_entity, seed, max_tokens)
+    return ToGRetriever(
+        kg,
+        encoder,
+        chat,
+        width=width,
+        depth=depth,
+        num_retain_entity=num_retain_entity,
+        seed=seed,
+        max_tokens=max_tokens,
+    )
 
 
 class _ToGLines:

@@ -65,6 +65,7 @@ class KGQADataModule(pl.LightningDataModule):
     def __init__(
         self,
         source: DatasetSource,
+        *,
         artifacts_dir: str = "artifacts",
         items: str = "questions",
         split_ratios: tuple[float, float, float] = (0.8, 0.1, 0.1),

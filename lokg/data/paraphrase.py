@@ -461,6 +461,7 @@ def paraphrase_with_report(
     questions: Iterable[Question],
     kg: KnowledgeGraph,
     lexicon: Lexicon | None = None,
+    *,
     seed: int = 0,
     skip_uncovered: bool = False,
     names: str = "readable",
@@ -493,6 +494,7 @@ def paraphrase_questions(
     questions: Iterable[Question],
     kg: KnowledgeGraph,
     lexicon: Lexicon | None = None,
+    *,
     seed: int = 0,
     skip_uncovered: bool = False,
     names: str = "readable",
@@ -518,4 +520,6 @@ def paraphrase_questions(
             entry (unless ``skip_uncovered``), naming the relation and the lexicon file; an
             unknown ``names``.
     """
-    return paraphrase_with_report(questions, kg, lexicon, seed, skip_uncovered, names)[0]
+    return paraphrase_with_report(
+        questions, kg, lexicon, seed=seed, skip_uncovered=skip_uncovered, names=names
+    )[0]

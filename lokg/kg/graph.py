@@ -288,6 +288,7 @@ class KnowledgeGraph:
         triples: np.ndarray,
         num_entities: int,
         num_relations: int,
+        *,
         name: str = "kg",
         entity_prefix: str = "e",
         relation_prefix: str = "r",

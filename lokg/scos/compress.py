@@ -331,12 +331,12 @@ def compress(
             kg,
             np.asarray(relation_embeddings, dtype=np.float64),
             types,
-            config.weights,
-            config.theta_base,
-            config.epsilon,
-            int(config.min_support),
-            config.max_split_z,
-            config.max_contradiction,
+            weights=config.weights,
+            theta_base=config.theta_base,
+            epsilon=config.epsilon,
+            min_support=int(config.min_support),
+            max_split_z=config.max_split_z,
+            max_contradiction=config.max_contradiction,
         )
         labels, merges, total_entropy = outcome.labels, outcome.merges, outcome.total_entropy
         refused, below_support = outcome.refused, outcome.below_support

@@ -81,6 +81,7 @@ class TAIMRRetriever(Retriever):
         kg: KnowledgeGraph,
         encoder: SentenceEncoder,
         cache: PathCache,
+        *,
         linker: RelationLinker | None = None,
         max_hops: int = 3,
         k_top: int = 20,

@@ -123,7 +123,9 @@ def test_relation_linking_finds_the_chain(family, encoder):
     # S_path(alice->bob->france) = 2 log 1/2 + [~0] ~ -1.39 (both mentions matched).
     mu = node_information_gain(family)
     cache = PathCache(family, uniform_log_attention(family), mu, lambda_topo=0.0)
-    r = TAIMRRetriever(family, encoder, cache, RelationLinker(family, encoder), rels_per_hop=1)
+    r = TAIMRRetriever(
+        family, encoder, cache, linker=RelationLinker(family, encoder), rels_per_hop=1
+    )
     res = r.retrieve(_q("which nationality is alice 's couple ?", "alice"))
     assert res.top_answer == "france"
     assert [family.relations.label(x) for x in res.answers[0].path.relations] == [
