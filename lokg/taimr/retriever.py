@@ -24,7 +24,6 @@ paper names no pruning).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -69,9 +68,6 @@ class TAIMRRetriever(Retriever):
         knn_weight: weight of the training-question chain prior inside S_link (0.9).
         relation_linking: ``"chain"`` (link relations per hop and restrict expansion to the
             linked (head, relation) keys) or ``"off"`` (expand every relation, S_link = 0).
-        query_attention: optional per-question attention (``(question, topic) -> (triple
-            ids, log alpha)``, e.g. :class:`~lokg.taimr.topology.QueryConditionedAttention`)
-            overlaid on the cache for that question (beyond the paper; ``None`` = off).
     """
 
     name = "taimr"
@@ -91,7 +87,6 @@ class TAIMRRetriever(Retriever):
         lambda_rel: float = 1.0,
         knn_weight: float = 0.9,
         relation_linking: str = "chain",
-        query_attention: Callable[[str, int], tuple[np.ndarray, np.ndarray]] | None = None,
         k_top_unit: str = "paths",
     ):
         if relation_linking not in RELATION_LINKING:
@@ -128,7 +123,6 @@ class TAIMRRetriever(Retriever):
         self.lambda_rel = lambda_rel
         self.knn_weight = knn_weight
         self.relation_linking = relation_linking
-        self.query_attention = query_attention
         self._uniform = float(np.log(max(kg.num_relations, 1)))
 
     # ------------------------------------------------------------------ search
@@ -150,20 +144,17 @@ class TAIMRRetriever(Retriever):
             allowed |= {int(partner[r]) for r in allowed if partner[r] >= 0}
         return allowed or None
 
-    def search(
-        self, topic: int, chain: LinkedChain | None, cache: PathCache | None = None
-    ) -> list[RetrievedPath]:
+    def search(self, topic: int, chain: LinkedChain | None) -> list[RetrievedPath]:
         """Beam search on S_topo (+ lambda_rel * per-hop linking) up to ``max_hops``.
 
         Returns every path kept by the beam at any depth (k = 1..L), with S_topo and S_link.
-        ``cache`` defaults to the retriever's shared cache.
 
         On a graph with added inverse edges (``data.source.inverse``) an edge and the one it
         reverses state one fact, and a path never walks a fact straight back (``v -> u -> v``
         over it), as the learned walk never walks a triple back: that step would only return
         to the node it left, and make every topic an answer of its own 2-hop paths.
         """
-        cache = self.cache if cache is None else cache
+        cache = self.cache
         statement = self.kg.statement_ids if self.kg.has_added_inverses else None
         # beam item: (rank, s_topo, s_hop, entities, triple ids, relations)
         beam: list[tuple[float, float, float, tuple, tuple, tuple]] = [
@@ -235,10 +226,7 @@ class TAIMRRetriever(Retriever):
             if self.relation_linking == "chain":
                 assert self.linker is not None
                 chain = self.linker.link(text, topic.label)
-            cache = None
-            if self.query_attention is not None:
-                cache = self.cache.overlay(*self.query_attention(text, topic.entity))
-            for p in self.search(topic.entity, chain, cache):
+            for p in self.search(topic.entity, chain):
                 if self.k_top_unit == "paths":
                     every.append(p)
                 s_path = p.s_topo + self.lambda_rel * p.s_link
