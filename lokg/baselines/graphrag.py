@@ -60,7 +60,7 @@ from lokg.kg.neighbourhood import bfs_triples
 from lokg.llm.accounting import CallLedger
 from lokg.llm.client import ChatClient
 from lokg.llm.prompt import prompt_template
-from lokg.retrieval import RetrievalResult, Retriever, resolve_topics
+from lokg.retrieval import RetrievalResult, Retriever, check_counts, resolve_topics
 from lokg.tokens import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
 from lokg.typing import Question
 
@@ -355,15 +355,16 @@ class GraphRAGRetriever(Retriever):
         tokenizer: str = DEFAULT_TOKENIZER,
         tokenizer_backend: str = "tiktoken",
     ):
-        for key, value in (("max_hops", max_hops), ("node_limit", node_limit),
-                           ("max_cluster_size", max_cluster_size),
-                           ("max_report_triples", max_report_triples),
-                           ("top_communities", top_communities),
-                           ("report_max_tokens", report_max_tokens),
-                           ("top_k_relationships", top_k_relationships),
-                           ("context_tokens", context_tokens)):  # fmt: skip
-            if value < 1:
-                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        check_counts(
+            max_hops=max_hops,
+            node_limit=node_limit,
+            max_cluster_size=max_cluster_size,
+            max_report_triples=max_report_triples,
+            top_communities=top_communities,
+            report_max_tokens=report_max_tokens,
+            top_k_relationships=top_k_relationships,
+            context_tokens=context_tokens,
+        )
         if context not in CONTEXTS:
             raise ValueError(f"retriever.context must be one of {CONTEXTS}, got {context!r}")
         if top_k_entities < 0:

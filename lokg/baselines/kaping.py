@@ -29,6 +29,7 @@ from lokg.retrieval import (
     RetrievalResult,
     RetrievedPath,
     Retriever,
+    check_counts,
     resolve_topics,
 )
 from lokg.typing import Question
@@ -66,9 +67,7 @@ class KAPINGRetriever(Retriever):
         pool_limit: int = 200,
         direction: str = "out",
     ):
-        for key, value in (("max_hops", max_hops), ("k_top", k_top), ("pool_limit", pool_limit)):
-            if value < 1:
-                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        check_counts(max_hops=max_hops, k_top=k_top, pool_limit=pool_limit)
         if direction not in DIRECTIONS:
             raise ValueError(f"retriever.direction={direction!r}; expected one of {DIRECTIONS}")
         self.kg = kg

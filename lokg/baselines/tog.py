@@ -52,7 +52,14 @@ from lokg.kg.graph import KnowledgeGraph
 from lokg.llm.accounting import CallLedger
 from lokg.llm.client import ChatClient
 from lokg.llm.prompt import prompt_template
-from lokg.retrieval import RankedAnswer, RetrievalResult, RetrievedPath, Retriever, resolve_topics
+from lokg.retrieval import (
+    RankedAnswer,
+    RetrievalResult,
+    RetrievedPath,
+    Retriever,
+    check_counts,
+    resolve_topics,
+)
 from lokg.typing import Question
 
 __all__ = [
@@ -233,10 +240,7 @@ class ToGRetriever(Retriever):
         seed: int = 0,
         max_tokens: int = 256,
     ):
-        for key, value in (("width", width), ("depth", depth), ("num_retain_entity",
-                                                                  num_retain_entity)):  # fmt: skip
-            if value < 1:
-                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        check_counts(width=width, depth=depth, num_retain_entity=num_retain_entity)
         self.kg = kg
         self.encoder = encoder
         self.chat = chat

@@ -36,6 +36,7 @@ from lokg.retrieval import (
     RetrievalResult,
     RetrievedPath,
     Retriever,
+    check_counts,
     resolve_topics,
     triples_of_paths,
 )
@@ -100,14 +101,12 @@ class TAIMRRetriever(Retriever):
             raise ValueError(
                 f"retriever.k_top_unit must be one of {K_TOP_UNITS}, got {k_top_unit!r}"
             )
-        for key, value in (
-            ("max_hops", max_hops),
-            ("k_top", k_top),
-            ("beam_width", 1 if beam_width is None else beam_width),
-            ("rels_per_hop", rels_per_hop),
-        ):
-            if value < 1:
-                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        check_counts(
+            max_hops=max_hops,
+            k_top=k_top,
+            beam_width=1 if beam_width is None else beam_width,
+            rels_per_hop=rels_per_hop,
+        )
         if not 0.0 <= knn_weight <= 1.0:
             raise ValueError(f"retriever.knn_weight must be in [0, 1], got {knn_weight}")
         self.kg = kg
@@ -310,9 +309,7 @@ class SemanticRetriever(Retriever):
         k_top: int = 20,
         pool_limit: int = 200,
     ):
-        for key, value in (("max_hops", max_hops), ("k_top", k_top), ("pool_limit", pool_limit)):
-            if value < 1:
-                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        check_counts(max_hops=max_hops, k_top=k_top, pool_limit=pool_limit)
         self.kg = kg
         self.encoder = encoder
         self.max_hops = max_hops
