@@ -229,9 +229,9 @@ def _signals_line(kg: KnowledgeGraph, a: int, b: int, module, result: SCOSResult
         b,
         module.relation_embeddings(),
         types,
-        tuple(c["weights"]),
-        c["theta_base"],
-        c["epsilon"],
+        weights=tuple(c["weights"]),
+        theta_base=c["theta_base"],
+        epsilon=c["epsilon"],
     )
     return (
         f"{kg.relations.label(a)} ~ {kg.relations.label(b)}: sim {s.similarity:.3f} vs "

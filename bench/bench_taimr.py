@@ -242,8 +242,8 @@ def latency(args: argparse.Namespace) -> None:
     need_gat = cfg.retriever.get("attention") == "gat"
     need_walk = str(cfg.retriever.get("_target_")).endswith("walk.retriever.build_learned")
     art = load_graph_artifacts(
-        cfg, dm, need_gat, cfg.get("scos_dir"), cfg.get("gat_dir"),
-        need_walk, cfg.retriever.get("model_dir") if need_walk else None,
+        cfg, dm, need_gat=need_gat, scos_dir=cfg.get("scos_dir"), gat_dir=cfg.get("gat_dir"),
+        need_walk=need_walk, walk_dir=cfg.retriever.get("model_dir") if need_walk else None,
     )  # fmt: skip
     # as evaluate.py builds it: the walk model retriever=learned uses and TransE's e_r
     walk = {"model_dir": art.walk_dir, "relation_embeddings": art.relation_embeddings}

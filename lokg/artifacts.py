@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
+from lokg.atomic_io import write_atomic
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.inverse_edges import (
     add_inverse_edges,
@@ -71,9 +72,7 @@ def mark_latest(root: Path, kind: str, directory: Path) -> None:
     """Record ``directory`` (relative to ``root``) as the latest ``kind`` artifact (atomic)."""
     pointer = Path(root) / f"{kind}.latest"
     pointer.parent.mkdir(parents=True, exist_ok=True)
-    tmp = pointer.with_name(f".{pointer.name}.tmp")
-    tmp.write_text(os.path.relpath(directory, root) + "\n", encoding="utf-8")
-    os.replace(tmp, pointer)
+    write_atomic(pointer, os.path.relpath(directory, root) + "\n")
 
 
 def latest(root: Path, kind: str) -> Path | None:
@@ -244,6 +243,7 @@ def unmerged_transe_relations(
 def load_graph_artifacts(
     cfg: DictConfig,
     datamodule,
+    *,
     need_gat: bool,
     scos_dir: str | None = None,
     gat_dir: str | None = None,

@@ -41,6 +41,7 @@ class EarlyStopping(_pl_early_stopping.EarlyStopping):
     def __init__(
         self,
         monitor: str,
+        *,
         mode: str = "min",
         patience: int | None = 3,
         min_steps: int = 0,

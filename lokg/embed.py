@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +26,8 @@ from typing import Literal
 import numpy as np
 import torch
 from tqdm.auto import tqdm
+
+from lokg.atomic_io import atomic_file
 
 __all__ = [
     "DEFAULT_MODEL_ID",
@@ -97,6 +98,7 @@ class SentenceEncoder:
     def __init__(
         self,
         model_id: str = DEFAULT_MODEL_ID,
+        *,
         model_path: str | None = None,
         query_prefix: str = "",
         passage_prefix: str = "",
@@ -144,14 +146,8 @@ class SentenceEncoder:
     def _write_shard(self, keys: list[str], vectors: np.ndarray) -> None:
         assert self.cache_dir is not None
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".shard-", suffix=".npz", dir=self.cache_dir)
-        os.close(fd)
-        try:
+        with atomic_file(self.cache_dir / f"shard-{uuid.uuid4().hex}.npz", suffix=".npz") as tmp:
             np.savez(tmp, keys=np.asarray(keys), vectors=vectors)
-            os.replace(tmp, self.cache_dir / f"shard-{uuid.uuid4().hex}.npz")
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
 
     # ------------------------------------------------------------------ model
     def _load_model(self) -> None:

@@ -152,6 +152,7 @@ class LOKG:
         retriever: Retriever,
         encoder: Encoder,
         reader,
+        *,
         budget: int = 2048,
         cache_dir: str | os.PathLike | None = None,
         provenance: dict[str, str | None] | None = None,
@@ -220,11 +221,11 @@ class LOKG:
         art = load_graph_artifacts(
             cfg,
             datamodule,
-            need_gat,
-            cfg.get("scos_dir"),
-            None if per_question else cfg.get("gat_dir"),
-            need_walk,
-            cfg.retriever.get("model_dir") if need_walk else None,
+            need_gat=need_gat,
+            scos_dir=cfg.get("scos_dir"),
+            gat_dir=None if per_question else cfg.get("gat_dir"),
+            need_walk=need_walk,
+            walk_dir=cfg.retriever.get("model_dir") if need_walk else None,
         )
         provenance = {
             "kg": (datamodule.kg if per_question else art.kg).fingerprint(),
@@ -266,9 +267,9 @@ class LOKG:
             retriever,
             encoder,
             reader,
-            budget,
-            cache_dir,
-            provenance,
+            budget=budget,
+            cache_dir=cache_dir,
+            provenance=provenance,
             budget_scope=cfg.get("budget_scope", "evidence"),
             answer_without_evidence=bool(cfg.get("answer_without_evidence", False)),
         )

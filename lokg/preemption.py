@@ -11,7 +11,7 @@ loops check at the next batch boundary, and leaves through ``SIGTERMException``,
   progress, callbacks) to :func:`resume_path`, atomically;
 - outside it (data preparation, entity-name embeddings, test, export) :class:`StopOnSigterm`
   raises :class:`~lokg.errors.Interrupted` at once.  Artifacts are written atomically
-  (:func:`lokg.kg.atomic.atomic_directory`, the embedding cache's shards), so nothing
+  (:func:`lokg.atomic_io.atomic_directory`, the embedding cache's shards), so nothing
   half-written is left; after a finished fit its checkpoint is saved first, so the rerun
   does not train again;
 - the job exits 143 (128 + SIGTERM) with one line on stderr (:mod:`lokg.cli`)::
@@ -29,7 +29,6 @@ run whose seed is drawn (``seed=null``) is a new run each time: pass the logged 
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -43,6 +42,7 @@ from pytorch_lightning.trainer.states import TrainerFn
 from pytorch_lightning.utilities.exceptions import SIGTERMException
 
 from lokg.artifacts import config_key
+from lokg.atomic_io import atomic_file
 from lokg.callbacks import stopping_nodes
 from lokg.errors import Interrupted
 
@@ -120,10 +120,11 @@ def save_checkpoint(trainer: pl.Trainer, path: Path) -> None:
     a run killed while saving leaves the previous checkpoint, never half of one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    trainer.save_checkpoint(tmp)
-    if trainer.is_global_zero:
-        os.replace(tmp, path)
+    if not trainer.is_global_zero:  # trainer=ddp: rank zero writes; the others join the call
+        trainer.save_checkpoint(path)
+        return
+    with atomic_file(path) as tmp:
+        trainer.save_checkpoint(tmp)
 
 
 def discard(resume: Path) -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "RetrievedPath",
     "Retriever",
     "TopicEntity",
+    "check_counts",
     "merge_spellings",
     "resolve_topics",
     "triples_of_paths",
@@ -205,6 +206,14 @@ def resolve_topics(
         else:
             found.append(TopicEntity(label, int(idx)))
     return found, unknown
+
+
+def check_counts(**settings: int) -> None:
+    """Refuse a retriever's count setting below 1, the first in the order given
+    (``retriever.<key> must be >= 1, got <value>``)."""
+    for key, value in settings.items():
+        if value < 1:
+            raise ValueError(f"retriever.{key} must be >= 1, got {value}")
 
 
 def triples_of_paths(paths: Sequence[RetrievedPath]) -> list[TripleId]:

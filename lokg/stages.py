@@ -37,8 +37,8 @@ from lokg.artifacts import (
     mark_latest,
     stage_dir,
 )
+from lokg.atomic_io import atomic_directory
 from lokg.callbacks import stopping_nodes
-from lokg.kg.atomic import atomic_directory
 from lokg.kg.graph import KnowledgeGraph
 
 log = logging.getLogger(__name__)

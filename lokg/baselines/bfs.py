@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.neighbourhood import DIRECTIONS, bfs_triples
-from lokg.retrieval import RetrievalResult, Retriever, resolve_topics
+from lokg.retrieval import RetrievalResult, Retriever, check_counts, resolve_topics
 from lokg.typing import Question
 
 __all__ = ["BFSRetriever", "build_bfs"]
@@ -43,8 +43,7 @@ class BFSRetriever(Retriever):
     ):
         if direction not in DIRECTIONS:
             raise ValueError(f"retriever.direction={direction!r}; expected one of {DIRECTIONS}")
-        if max_hops < 1:
-            raise ValueError(f"retriever.max_hops must be >= 1, got {max_hops}")
+        check_counts(max_hops=max_hops)
         if max_triples is not None and max_triples < 1:
             raise ValueError(f"retriever.max_triples must be >= 1 or null, got {max_triples}")
         self.kg = kg

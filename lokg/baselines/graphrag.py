@@ -53,13 +53,14 @@ from pathlib import Path
 
 import numpy as np
 
+from lokg.atomic_io import write_atomic
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.neighbourhood import bfs_triples
 from lokg.llm.accounting import CallLedger
 from lokg.llm.client import ChatClient
 from lokg.llm.prompt import prompt_template
-from lokg.retrieval import RetrievalResult, Retriever, resolve_topics
+from lokg.retrieval import RetrievalResult, Retriever, check_counts, resolve_topics
 from lokg.tokens import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
 from lokg.typing import Question
 
@@ -260,14 +261,11 @@ class LocalTables:
     triple_ids: tuple[int, ...]
 
 
-def _relation_text(kg: KnowledgeGraph, r: int) -> str:
-    return kg.relations.label(r).replace("_", " ").strip()
-
-
 def local_tables(
     kg: KnowledgeGraph,
     triple_ids: Sequence[int],
     selected: Sequence[int],
+    *,
     degree: dict[int, int],
     max_tokens: int,
     top_k_relationships: int,
@@ -298,7 +296,7 @@ def local_tables(
         rows = ["-----Relationships-----", "id|source|target|description"]
         for i, t in enumerate(rels):
             h, r, o = (int(x) for x in kg.triples_np[t])
-            rows.append(f"{i}|{kg.entity_name(h)}|{kg.entity_name(o)}|{_relation_text(kg, r)}")
+            rows.append(f"{i}|{kg.entity_name(h)}|{kg.entity_name(o)}|{kg.relation_text(r)}")
         text = "\n".join(rows)
         if tokenizer.count(entity_text + SECTION_SEPARATOR + text) > max_tokens:
             break
@@ -339,6 +337,7 @@ class GraphRAGRetriever(Retriever):
         kg: KnowledgeGraph,
         encoder: SentenceEncoder,
         chat: ChatClient,
+        *,
         max_hops: int = 3,
         node_limit: int = 2000,
         max_cluster_size: int = 10,
@@ -356,15 +355,16 @@ class GraphRAGRetriever(Retriever):
         tokenizer: str = DEFAULT_TOKENIZER,
         tokenizer_backend: str = "tiktoken",
     ):
-        for key, value in (("max_hops", max_hops), ("node_limit", node_limit),
-                           ("max_cluster_size", max_cluster_size),
-                           ("max_report_triples", max_report_triples),
-                           ("top_communities", top_communities),
-                           ("report_max_tokens", report_max_tokens),
-                           ("top_k_relationships", top_k_relationships),
-                           ("context_tokens", context_tokens)):  # fmt: skip
-            if value < 1:
-                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        check_counts(
+            max_hops=max_hops,
+            node_limit=node_limit,
+            max_cluster_size=max_cluster_size,
+            max_report_triples=max_report_triples,
+            top_communities=top_communities,
+            report_max_tokens=report_max_tokens,
+            top_k_relationships=top_k_relationships,
+            context_tokens=context_tokens,
+        )
         if context not in CONTEXTS:
             raise ValueError(f"retriever.context must be one of {CONTEXTS}, got {context!r}")
         if top_k_entities < 0:
@@ -418,9 +418,7 @@ class GraphRAGRetriever(Retriever):
         if self.report_dir is not None:
             self.report_dir.mkdir(parents=True, exist_ok=True)
             path = self.report_dir / f"{key}.json"
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(record, sort_keys=True), "utf-8")
-            os.replace(tmp, path)
+            write_atomic(path, json.dumps(record, sort_keys=True))
 
     # ------------------------------------------------------------ indexing
     def communities(self, graph: NeighbourhoodGraph) -> list[Community]:
@@ -451,6 +449,8 @@ class GraphRAGRetriever(Retriever):
         lines = []
         for t in community.triple_ids:
             s, r, o = (int(x) for x in self.kg.triples_np[t])
+            # unstripped, unlike kg.relation_text: the report prompts keep the form they were
+            # written with (the LLM response cache is keyed by the prompt text)
             rel = self.kg.relations.label(r).replace("_", " ")
             lines.append(f"({self.kg.entity_name(s)}, {rel}, {self.kg.entity_name(o)})")
         return "\n".join(lines)
@@ -564,8 +564,15 @@ class GraphRAGRetriever(Retriever):
             )
             local = int(b * (1 - self.community_prop - self.text_unit_prop))
             degree = degrees(self.kg, graph.triple_ids)
-            tables = local_tables(self.kg, graph.triple_ids, selected, degree, local,
-                                  self.top_k_relationships, self.tokenizer)  # fmt: skip
+            tables = local_tables(
+                self.kg,
+                graph.triple_ids,
+                selected,
+                degree=degree,
+                max_tokens=local,
+                top_k_relationships=self.top_k_relationships,
+                tokenizer=self.tokenizer,
+            )
             context = SECTION_SEPARATOR.join(x for x in (reports, tables.text) if x)
             passages = [context] if context else []
             triple_ids = list(dict.fromkeys(
@@ -584,6 +591,7 @@ def build_graphrag(
     kg: KnowledgeGraph,
     encoder: SentenceEncoder,
     chat: ChatClient | None = None,
+    *,
     max_hops: int = 3,
     node_limit: int = 2000,
     max_cluster_size: int = 10,

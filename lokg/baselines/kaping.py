@@ -29,6 +29,7 @@ from lokg.retrieval import (
     RetrievalResult,
     RetrievedPath,
     Retriever,
+    check_counts,
     resolve_topics,
 )
 from lokg.typing import Question
@@ -36,14 +37,10 @@ from lokg.typing import Question
 __all__ = ["KAPINGEncoder", "KAPINGRetriever", "build_kaping", "kaping_line"]
 
 
-def _relation_text(kg: KnowledgeGraph, relation: int) -> str:
-    return kg.relations.label(int(relation)).replace("_", " ").strip()
-
-
 def kaping_line(kg: KnowledgeGraph, triple: np.ndarray | tuple[int, int, int]) -> str:
     """KAPING's verbalisation of one id triple: ``(subject, relation, object)``."""
     s, r, o = (int(x) for x in triple)
-    return f"({kg.entity_name(s)}, {_relation_text(kg, r)}, {kg.entity_name(o)})"
+    return f"({kg.entity_name(s)}, {kg.relation_text(r)}, {kg.entity_name(o)})"
 
 
 class KAPINGRetriever(Retriever):
@@ -64,14 +61,13 @@ class KAPINGRetriever(Retriever):
         self,
         kg: KnowledgeGraph,
         encoder: SentenceEncoder,
+        *,
         max_hops: int = 1,
         k_top: int = 20,
         pool_limit: int = 200,
         direction: str = "out",
     ):
-        for key, value in (("max_hops", max_hops), ("k_top", k_top), ("pool_limit", pool_limit)):
-            if value < 1:
-                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        check_counts(max_hops=max_hops, k_top=k_top, pool_limit=pool_limit)
         if direction not in DIRECTIONS:
             raise ValueError(f"retriever.direction={direction!r}; expected one of {DIRECTIONS}")
         self.kg = kg
@@ -130,6 +126,7 @@ class KAPINGRetriever(Retriever):
 def build_kaping(
     kg: KnowledgeGraph,
     encoder: SentenceEncoder,
+    *,
     max_hops: int = 1,
     k_top: int = 20,
     pool_limit: int = 200,
@@ -137,7 +134,9 @@ def build_kaping(
     **_unused: object,
 ) -> KAPINGRetriever:
     """``retriever=kaping``; accepts (and ignores) the other arguments the factories take."""
-    return KAPINGRetriever(kg, encoder, max_hops, k_top, pool_limit, direction)
+    return KAPINGRetriever(
+        kg, encoder, max_hops=max_hops, k_top=k_top, pool_limit=pool_limit, direction=direction
+    )
 
 
 class _KAPINGLines:

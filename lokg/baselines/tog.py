@@ -52,7 +52,14 @@ from lokg.kg.graph import KnowledgeGraph
 from lokg.llm.accounting import CallLedger
 from lokg.llm.client import ChatClient
 from lokg.llm.prompt import prompt_template
-from lokg.retrieval import RankedAnswer, RetrievalResult, RetrievedPath, Retriever, resolve_topics
+from lokg.retrieval import (
+    RankedAnswer,
+    RetrievalResult,
+    RetrievedPath,
+    Retriever,
+    check_counts,
+    resolve_topics,
+)
 from lokg.typing import Question
 
 __all__ = [
@@ -75,14 +82,10 @@ def _norm(name: str) -> str:
     return " ".join(re.sub(r"[_.]", " ", name).lower().split())
 
 
-def relation_text(kg: KnowledgeGraph, relation: int) -> str:
-    return kg.relations.label(int(relation)).replace("_", " ").strip()
-
-
 def tog_line(kg: KnowledgeGraph, triple: Sequence[int]) -> str:
     """ToG's triplet line: ``subject, relation, object``."""
     s, r, o = (int(x) for x in triple)
-    return f"{kg.entity_name(s)}, {relation_text(kg, r)}, {kg.entity_name(o)}"
+    return f"{kg.entity_name(s)}, {kg.relation_text(r)}, {kg.entity_name(o)}"
 
 
 # ---------------------------------------------------------------- parsing (pure functions)
@@ -230,16 +233,14 @@ class ToGRetriever(Retriever):
         kg: KnowledgeGraph,
         encoder: SentenceEncoder,
         chat: ChatClient,
+        *,
         width: int = 3,
         depth: int = 3,
         num_retain_entity: int = 5,
         seed: int = 0,
         max_tokens: int = 256,
     ):
-        for key, value in (("width", width), ("depth", depth), ("num_retain_entity",
-                                                                  num_retain_entity)):  # fmt: skip
-            if value < 1:
-                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        check_counts(width=width, depth=depth, num_retain_entity=num_retain_entity)
         self.kg = kg
         self.encoder = encoder
         self.chat = chat
@@ -267,7 +268,7 @@ class ToGRetriever(Retriever):
                 row = kg.triples_np[t]
                 if int(row[end]) in on_path:
                     continue
-                out.setdefault(relation_text(kg, int(row[1])), []).append(int(t))
+                out.setdefault(kg.relation_text(int(row[1])), []).append(int(t))
         return dict(sorted(out.items()))
 
     def select_relations(
@@ -297,7 +298,7 @@ class ToGRetriever(Retriever):
         return [(names[i], float(s)) for i, s in zip(order.tolist(), scores, strict=True)]
 
     def score_entities(
-        self, question, entry, name, rel_score, triple_ids, rng, ledger, log
+        self, question, entry, name, *, rel_score, triple_ids, rng, ledger, log
     ) -> list[Candidate]:
         """Step 2: the entities ``name`` reaches from ``entry`` and their scores."""
         kg = self.kg
@@ -358,8 +359,9 @@ class ToGRetriever(Retriever):
                 picked = self.select_relations(question, entry, list(rels), ledger, log)
                 for name, rel_score in picked:
                     candidates += self.score_entities(
-                        question, entry, name, rel_score, rels[name], rng, ledger, log
-                    )
+                        question, entry, name, rel_score=rel_score, triple_ids=rels[name],
+                        rng=rng, ledger=ledger, log=log,
+                    )  # fmt: skip
             kept = prune_entities(candidates, self.width)
             if not kept:
                 log.stopped = "no_candidates"
@@ -374,9 +376,11 @@ class ToGRetriever(Retriever):
             if self.sufficient(question, explored, ledger, log):
                 log.stopped = "sufficient"
                 break
-        return self._result(question, topics, unknown, finals, explored, ledger, log)
+        return self._result(
+            question, topics, unknown, finals=finals, explored=explored, ledger=ledger, log=log
+        )
 
-    def _result(self, question, topics, unknown, finals, explored, ledger, log):
+    def _result(self, question, topics, unknown, *, finals, explored, ledger, log):
         kg = self.kg
         ranked: list[int] = []
         for entry in finals:  # best final path first, root to leaf
@@ -404,6 +408,7 @@ def build_tog(
     kg: KnowledgeGraph,
     encoder: SentenceEncoder,
     chat: ChatClient | None = None,
+    *,
     width: int = 3,
     depth: int = 3,
     num_retain_entity: int = 5,
@@ -416,7 +421,16 @@ def build_tog(
     config says ``uses_llm: true``)."""
     if chat is None:
         raise ValueError("retriever=tog needs the LLM's chat client (retriever.uses_llm=true)")
-    return ToGRetriever(kg, encoder, chat, width, depth, num_retain_entity, seed, max_tokens)
+    return ToGRetriever(
+        kg,
+        encoder,
+        chat,
+        width=width,
+        depth=depth,
+        num_retain_entity=num_retain_entity,
+        seed=seed,
+        max_tokens=max_tokens,
+    )
 
 
 class _ToGLines:

@@ -29,11 +29,11 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader
 
+from lokg.atomic_io import atomic_directory
 from lokg.data.loaders import triple_batches
 from lokg.data.sources import DatasetSource, RawDataset
 from lokg.data.splits import SPLITS, canonical_group_by, check_split_settings, split_questions
 from lokg.errors import InputError
-from lokg.kg.atomic import atomic_directory
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.kg.io import read_questions, write_questions
 from lokg.typing import Question
@@ -65,6 +65,7 @@ class KGQADataModule(pl.LightningDataModule):
     def __init__(
         self,
         source: DatasetSource,
+        *,
         artifacts_dir: str = "artifacts",
         items: str = "questions",
         split_ratios: tuple[float, float, float] = (0.8, 0.1, 0.1),

@@ -70,7 +70,7 @@ from omegaconf import OmegaConf
 
 from lokg.data.sources import resource_path
 from lokg.errors import InputError
-from lokg.kg.graph import KnowledgeGraph
+from lokg.kg.graph import KnowledgeGraph, label_as_words
 from lokg.typing import Question
 
 __all__ = [
@@ -394,7 +394,7 @@ def _rng(seed: int, qid: str) -> random.Random:
 
 def _entity_name(kg: KnowledgeGraph, label: str) -> str:
     idx = kg.entities.get(label)
-    return kg.entity_name(idx) if idx is not None else label.replace("_", " ").strip()
+    return kg.entity_name(idx) if idx is not None else label_as_words(label)
 
 
 @dataclass
@@ -461,6 +461,7 @@ def paraphrase_with_report(
     questions: Iterable[Question],
     kg: KnowledgeGraph,
     lexicon: Lexicon | None = None,
+    *,
     seed: int = 0,
     skip_uncovered: bool = False,
     names: str = "readable",
@@ -493,6 +494,7 @@ def paraphrase_questions(
     questions: Iterable[Question],
     kg: KnowledgeGraph,
     lexicon: Lexicon | None = None,
+    *,
     seed: int = 0,
     skip_uncovered: bool = False,
     names: str = "readable",
@@ -518,4 +520,6 @@ def paraphrase_questions(
             entry (unless ``skip_uncovered``), naming the relation and the lexicon file; an
             unknown ``names``.
     """
-    return paraphrase_with_report(questions, kg, lexicon, seed, skip_uncovered, names)[0]
+    return paraphrase_with_report(
+        questions, kg, lexicon, seed=seed, skip_uncovered=skip_uncovered, names=names
+    )[0]

@@ -260,6 +260,7 @@ def restyle(
     questions: Iterable[Question],
     kg: KnowledgeGraph,
     style: str,
+    *,
     seed: int = 0,
     max_answers: int = MAX_REVERSE_ANSWERS,
     segments: int | None = 1,

@@ -574,6 +574,7 @@ class CustomSource(DatasetSource):
         name: str,
         kg_path: str,
         questions_path: str | None = None,
+        *,
         split_paths: dict[str, str] | None = None,
         kg_format: str = "auto",
         kg_header: str = "auto",

@@ -221,13 +221,16 @@ def split_questions(
     out: dict[str, list[Question]] = {s: [] for s in SPLITS}
     for i, q in enumerate(questions):
         out[assignment[i]].append(q)
-    _check_nonempty(out, ratios, seed, group_by, len(groups), source)
+    _check_nonempty(
+        out, ratios, seed=seed, group_by=group_by, num_groups=len(groups), source=source
+    )
     return out
 
 
 def _check_nonempty(
     out: dict[str, list[Question]],
     ratios: tuple[float, float, float],
+    *,
     seed: int,
     group_by: str,
     num_groups: int,

@@ -114,6 +114,7 @@ def _draw_base_relations(
     n: int,
     min_triples: int,
     rng: np.random.Generator,
+    *,
     caller: str,
     n_key: str,
     exclude=None,
@@ -137,6 +138,7 @@ def plant_synonyms(
     kg: KnowledgeGraph,
     num_synonyms: int = 30,
     min_triples: int = 20,
+    *,
     share: tuple[float, float] = (0.3, 0.7),
     seed: int = 0,
     naming: str = "alias",
@@ -160,7 +162,7 @@ def plant_synonyms(
         raise ValueError(f"plant_synonyms: share must satisfy 0 < lo <= hi < 1, got {share}")
     rng = np.random.default_rng(seed)
     base = _draw_base_relations(
-        kg, num_synonyms, min_triples, rng, "plant_synonyms", "num_synonyms"
+        kg, num_synonyms, min_triples, rng, caller="plant_synonyms", n_key="num_synonyms"
     )
     shares = rng.uniform(lo, hi, num_synonyms)
     R0 = kg.num_relations
@@ -215,6 +217,7 @@ def plant_correlated(
     num_pairs: int = 12,
     agreement: tuple[float, ...] = (0.3, 0.5, 0.7, 0.9),
     min_triples: int = 20,
+    *,
     seed: int = 0,
     exclude: np.ndarray | None = None,
 ) -> CorrelatedKG:
@@ -238,8 +241,8 @@ def plant_correlated(
         raise ValueError(f"plant_correlated: agreement shares must be in [0, 1], got {agreement}")
     rng = np.random.default_rng(seed)
     base = _draw_base_relations(
-        kg, num_pairs, min_triples, rng, "plant_correlated", "num_pairs", exclude=exclude,
-        which="eligible relations",
+        kg, num_pairs, min_triples, rng, caller="plant_correlated", n_key="num_pairs",
+        exclude=exclude, which="eligible relations",
     )  # fmt: skip
     shares = np.array([agreement[i % len(agreement)] for i in range(num_pairs)], dtype=float)
     R0, E = kg.num_relations, kg.num_entities
@@ -284,6 +287,7 @@ def _check_positive(**values: float) -> None:
 
 
 def make_synthetic_kg(
+    *,
     num_entities: int = 100_000,
     num_triples: int = 1_000_000,
     num_relations: int = 200,

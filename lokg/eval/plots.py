@@ -18,6 +18,8 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from lokg.atomic_io import atomic_file
+
 __all__ = ["plot_budget_curves"]
 
 
@@ -78,8 +80,7 @@ def plot_budget_curves(
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp.png")
-    fig.savefig(tmp, dpi=dpi)
+    with atomic_file(out, suffix=".tmp.png") as tmp:  # the format is PNG whatever out's name
+        fig.savefig(tmp, dpi=dpi)
     plt.close(fig)
-    os.replace(tmp, out)
     return out

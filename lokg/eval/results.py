@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from lokg.atomic_io import write_atomic
 from lokg.eval.metrics import QuestionScore, score_question
 
 log = logging.getLogger(__name__)
@@ -273,9 +274,7 @@ class ResultsWriter:
                     f"not {fingerprint!r}; use a new run directory"
                 )
             return
-        tmp = meta.with_name(meta.name + ".tmp")
-        tmp.write_text(json.dumps({"fingerprint": fingerprint}) + "\n")
-        os.replace(tmp, meta)
+        write_atomic(meta, json.dumps({"fingerprint": fingerprint}) + "\n")
 
     @property
     def done_ids(self) -> set[str]:

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lokg.atomic_io import write_atomic
+
 log = logging.getLogger(__name__)
 
 SUMMARY_FILE = "summary.json"
@@ -102,15 +104,12 @@ def write_run_summary(run_dir: str | os.PathLike, summary: RunSummary) -> Path:
     """Write :func:`summary_file` into ``run_dir`` atomically (temp file + rename)."""
     path = Path(run_dir) / summary_file(summary.limit)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     keys = ("dataset", "method", "ablation", "llm", "seed", "budget", "limit", "split",
             "configuration")  # fmt: skip
     data = {k: getattr(summary, k) for k in keys}
     data["departures"] = list(summary.departures)
     data["metrics"] = {k: (None if _isnan(v) else v) for k, v in summary.metrics.items()}
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def _isnan(v: object) -> bool:

@@ -29,12 +29,24 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lokg.kg.atomic import atomic_directory, read_versioned_json
+from lokg.atomic_io import atomic_directory, read_versioned_json
 from lokg.typing import IdArray, LabeledTriple
 
-__all__ = ["EntityAttributes", "KnowledgeGraph", "StepIndex", "Vocabulary"]
+__all__ = ["EntityAttributes", "KnowledgeGraph", "StepIndex", "Vocabulary", "label_as_words"]
 
 _FORMAT_VERSION = 1
+
+
+def label_as_words(label: str) -> str:
+    """An entity or relation label as words: underscores become spaces, the ends are stripped
+    (``"__people__person__place_of_birth"`` -> ``"people  person  place of birth"``).
+
+    The relation word of KAPING's, ToG's and GraphRAG's triple lines and of the semantic
+    retriever's verbalisations (:meth:`KnowledgeGraph.relation_text`), and an entity's name
+    when it has none (:meth:`KnowledgeGraph.entity_name`).  ITTC's renderer splits labels into
+    hierarchy segments instead (``lokg.ittc.render.relation_segments``).
+    """
+    return label.replace("_", " ").strip()
 
 
 class Vocabulary:
@@ -276,6 +288,7 @@ class KnowledgeGraph:
         triples: np.ndarray,
         num_entities: int,
         num_relations: int,
+        *,
         name: str = "kg",
         entity_prefix: str = "e",
         relation_prefix: str = "r",
@@ -428,7 +441,11 @@ class KnowledgeGraph:
             name = self.attributes.names[entity]
             if name:
                 return name
-        return self.entities.label(entity).replace("_", " ").strip()
+        return label_as_words(self.entities.label(entity))
+
+    def relation_text(self, relation: int) -> str:
+        """The label of ``relation`` as words (:func:`label_as_words`)."""
+        return label_as_words(self.relations.label(int(relation)))
 
     # ------------------------------------------------------------------ statistics
     def steps_by_relation(self, both_directions: bool = True) -> StepIndex:

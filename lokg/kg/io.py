@@ -41,6 +41,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lokg.atomic_io import atomic_file
 from lokg.errors import InputError
 from lokg.kg.graph import EntityAttributes, KnowledgeGraph
 from lokg.typing import LabeledTriple, Question
@@ -659,11 +660,9 @@ def read_questions(
 def write_questions(path: str | os.PathLike, questions: list[Question]) -> None:
     """Write questions JSONL atomically (temp file + rename)."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for q in questions:
             fh.write(json.dumps(q.to_json(), ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
 
 
 # --------------------------------------------------------------------------- PathQuestion

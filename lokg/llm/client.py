@@ -357,6 +357,7 @@ class ChatClient:
         self,
         model: str,
         base_url: str | None,
+        *,
         api_key_env: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = 512,

@@ -91,6 +91,7 @@ class LocalLlamaServer:
     def __init__(
         self,
         model_path: str | os.PathLike | None = None,
+        *,
         host: str = "127.0.0.1",
         port: int | None = None,
         n_threads: int = 2,

@@ -31,8 +31,8 @@ checkpoint; :mod:`lokg.models.ddp` says what that asks of the steps.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -509,14 +509,14 @@ class WalkModule(pl.LightningModule):
             if len(members) < 2:
                 continue
             candidates = sorted({a for i in members for a in orders[i]})
-            supports = [
-                anchor_support(
-                    self.kg, items[i].topic, candidates,
-                    logp_np[i if logp_np.shape[0] > 1 else 0],
-                    stop_np[i if stop_np.shape[0] > 1 else 0], hp.max_hops, hp.both_directions,
+            supports = []
+            for i in members:
+                b = i if logp_np.shape[0] > 1 else 0
+                support = anchor_support(
+                    self.kg, items[i].topic, candidates, logp_np[b], stop_np[b],
+                    hp.max_hops, hp.both_directions,
                 )  # fmt: skip
-                for i in members
-            ]
+                supports.append(support)
             joint = [j.entity for j in join(supports)]
             for i in members:
                 out[i] = joint

@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from lokg.kg.atomic import atomic_directory, read_versioned_json
+from lokg.atomic_io import atomic_directory, read_versioned_json
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.scos.config import SCOSConfig
-from lokg.scos.contradiction import Contradiction
 from lokg.scos.entity_types import entity_types, resolve_entity_types
 from lokg.scos.inverse import InverseRecord, find_inverse_pairs
 from lokg.scos.merge import MergeRecord, RefusedPair, greedy_merge
@@ -144,9 +143,8 @@ class SCOSResult:
                 f"{ref.similarity:.4f} >= theta {ref.threshold:.4f}, but "
             )
             if ref.reason == "contradiction":
-                counts = Contradiction(ref.shared_heads, ref.differing_heads, ref.common_facts)
                 lines.append(
-                    f"{head}contradiction {counts.describe()} > "
+                    f"{head}contradiction {ref.counts.describe()} > "
                     f"{self.config.get('max_contradiction')}"
                 )
             else:
@@ -156,18 +154,16 @@ class SCOSResult:
                     "give)"
                 )
         for inv in self.inverse_refused:
-            counts = Contradiction(inv.shared_heads, inv.differing_heads, inv.common_facts)
             lines.append(
                 f"   refused inverse: {inv.flipped} as the inverse of {inv.kept} (mirrored "
-                f"Jaccard {inv.mirrored_jaccard:.3f}), contradiction {counts.describe()} > "
+                f"Jaccard {inv.mirrored_jaccard:.3f}), contradiction {inv.counts.describe()} > "
                 f"{self.config.get('max_contradiction')}"
             )
         for inv in self.inverse_report:
-            counts = Contradiction(inv.shared_heads, inv.differing_heads, inv.common_facts)
             lines.append(
                 f"   inverse: {inv.flipped} stored as the inverse of {inv.kept} "
                 f"(mirrored Jaccard {inv.mirrored_jaccard:.3f}; contradiction "
-                f"{counts.describe()})"
+                f"{inv.counts.describe()})"
             )
             lines += _example_lines(inv.examples, inv.kept, f"{inv.flipped} (inverse)")
         for m in self.report:
@@ -331,12 +327,12 @@ def compress(
             kg,
             np.asarray(relation_embeddings, dtype=np.float64),
             types,
-            config.weights,
-            config.theta_base,
-            config.epsilon,
-            int(config.min_support),
-            config.max_split_z,
-            config.max_contradiction,
+            weights=config.weights,
+            theta_base=config.theta_base,
+            epsilon=config.epsilon,
+            min_support=int(config.min_support),
+            max_split_z=config.max_split_z,
+            max_contradiction=config.max_contradiction,
         )
         labels, merges, total_entropy = outcome.labels, outcome.merges, outcome.total_entropy
         refused, below_support = outcome.refused, outcome.below_support

@@ -33,7 +33,7 @@ relations' facts: ``O((n_i + n_j) log(n_i + n_j))``, whatever the size of the gr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NUM_EXAMPLES",
     "Contradiction",
+    "CountedRecord",
     "contradiction",
     "example_heads",
     "flip_keys",
@@ -92,6 +93,23 @@ class Contradiction:
             return f"{self.rate:.2f} (no shared head)"
         why = f"{self.differing_heads} of {self.shared_heads} shared heads differ"
         return f"{self.rate:.2f} ({why}, {facts if self.common_facts else 'no fact in common'})"
+
+
+class CountedRecord:
+    """What the SCOS records carrying contradiction counts share (a merge, a refused pair, an
+    inverse merge; each a dataclass with these fields): their JSON form and their
+    :class:`Contradiction`."""
+
+    shared_heads: int
+    differing_heads: int
+    common_facts: int
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @property
+    def counts(self) -> Contradiction:
+        return Contradiction(self.shared_heads, self.differing_heads, self.common_facts)
 
 
 def flip_keys(keys: np.ndarray, num_entities: int) -> np.ndarray:

@@ -19,18 +19,18 @@ reported, and its relations stay free to pair otherwise.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from lokg.kg.graph import KnowledgeGraph
-from lokg.scos.contradiction import contradiction, flip_keys, named_examples
+from lokg.scos.contradiction import CountedRecord, contradiction, flip_keys, named_examples
 
 __all__ = ["InverseRecord", "find_inverse_pairs"]
 
 
 @dataclass
-class InverseRecord:
+class InverseRecord(CountedRecord):
     """One inverse merge (or, in ``refused``, one refused): ``flipped`` is stored as the
     inverse of ``kept``. The contradiction fields are ``c(kept, flip(flipped))`` (module doc;
     defaults for reports written before they existed)."""
@@ -43,9 +43,6 @@ class InverseRecord:
     differing_heads: int = 0
     common_facts: int = 0
     examples: list[dict] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 def find_inverse_pairs(

@@ -32,13 +32,13 @@ report alone.
 from __future__ import annotations
 
 import heapq
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from lokg.kg.graph import KnowledgeGraph
-from lokg.scos.contradiction import Contradiction, contradiction, named_examples
+from lokg.scos.contradiction import Contradiction, CountedRecord, contradiction, named_examples
 from lokg.scos.similarity import (
     adaptive_threshold,
     cosine_similarity,
@@ -65,7 +65,7 @@ _CHUNK_ENTRIES = 1 << 22
 
 
 @dataclass
-class MergeRecord:
+class MergeRecord(CountedRecord):
     """One merge of the greedy loop (a line of the merge report).
 
     The contradiction fields (:mod:`lokg.scos.contradiction`) are recorded whatever the
@@ -91,16 +91,9 @@ class MergeRecord:
     common_facts: int = 0
     examples: list[dict] = field(default_factory=list)
 
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @property
-    def counts(self) -> Contradiction:
-        return Contradiction(self.shared_heads, self.differing_heads, self.common_facts)
-
 
 @dataclass
-class RefusedPair:
+class RefusedPair(CountedRecord):
     """A pair whose similarity reached its threshold and that a guard refused (a line of the
     merge report, so a user sees what the guards kept apart).
 
@@ -118,9 +111,6 @@ class RefusedPair:
     shared_heads: int = 0
     differing_heads: int = 0
     common_facts: int = 0
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 @dataclass
@@ -286,6 +276,7 @@ def greedy_merge(
     kg: KnowledgeGraph,
     embeddings: np.ndarray,
     types: np.ndarray,
+    *,
     weights: tuple[float, float, float] = (0.40, 0.30, 0.30),
     theta_base: float = 0.75,
     epsilon: float = 0.15,
@@ -492,6 +483,7 @@ def pair_signals(
     right: int,
     embeddings: np.ndarray,
     types: np.ndarray,
+    *,
     weights: tuple[float, float, float] = (0.40, 0.30, 0.30),
     theta_base: float = 0.75,
     epsilon: float = 0.15,

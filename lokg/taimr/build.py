@@ -27,6 +27,7 @@ ATTENTION = ("gat", "uniform")
 def build_taimr(
     kg: KnowledgeGraph,
     encoder: SentenceEncoder,
+    *,
     edge_log_alpha: np.ndarray | None = None,
     train_questions: Iterable[Question] = (),
     attention: str = "gat",
@@ -65,9 +66,20 @@ def build_taimr(
         linker = RelationLinker(kg, encoder, link_temperature, knn_k, knn_temperature)
         linker.fit(train_questions)
     return TAIMRRetriever(
-        kg, encoder, cache, linker, max_hops, k_top, beam_width, rels_per_hop,
-        lambda_q, lambda_rel, knn_weight, relation_linking, k_top_unit=k_top_unit,
-    )  # fmt: skip
+        kg,
+        encoder,
+        cache,
+        linker=linker,
+        max_hops=max_hops,
+        k_top=k_top,
+        beam_width=beam_width,
+        rels_per_hop=rels_per_hop,
+        lambda_q=lambda_q,
+        lambda_rel=lambda_rel,
+        knn_weight=knn_weight,
+        relation_linking=relation_linking,
+        k_top_unit=k_top_unit,
+    )
 
 
 def build_semantic(

@@ -30,6 +30,7 @@ import numpy as np
 
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
+from lokg.retrieval import check_counts
 from lokg.typing import Question
 
 __all__ = ["LinkedChain", "RelationLinker", "relation_readable_names", "split_mentions"]
@@ -195,8 +196,7 @@ class RelationLinker:
                 "retriever.link_temperature and retriever.knn_temperature must be > 0, got "
                 f"{temperature} and {knn_temperature}"
             )
-        if knn_k < 1:
-            raise ValueError(f"retriever.knn_k must be >= 1, got {knn_k}")
+        check_counts(knn_k=knn_k)
         self.kg = kg
         self.encoder = encoder
         self.temperature = temperature

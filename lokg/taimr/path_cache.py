@@ -17,11 +17,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from lokg.atomic_io import atomic_file
 from lokg.kg.graph import KnowledgeGraph
 
 __all__ = ["CacheEntry", "PathCache"]
@@ -63,7 +63,7 @@ class PathCache:
         gain = self.lambda_topo * log_mu[tails] if self.lambda_topo else np.zeros(len(tails))
         self._gain = gain  # [T] lambda_topo * log mu(tail)
         self.edge_score = (edge_log_alpha + gain).astype(np.float64)  # [T]
-        self.fingerprint: str | None = self._fingerprint(edge_log_alpha, mu)
+        self.fingerprint: str = self._fingerprint(edge_log_alpha, mu)
         self.entries: dict[tuple[int, int], CacheEntry] = {}
         self._relations: dict[int, np.ndarray] = {}
         self.hits = 0
@@ -75,19 +75,6 @@ class PathCache:
         h.update(np.ascontiguousarray(mu, dtype=np.float64).tobytes())
         h.update(repr(self.lambda_topo).encode())
         return h.hexdigest()[:16]
-
-    def overlay(self, triple_ids: np.ndarray, edge_log_alpha: np.ndarray) -> PathCache:
-        """A per-question copy whose alpha is replaced on ``triple_ids`` (query-conditioned
-        attention).  It starts empty and is never persisted (``fingerprint`` is ``None``)."""
-        other = object.__new__(PathCache)
-        other.kg, other.lambda_topo = self.kg, self.lambda_topo
-        other._gain = self._gain
-        other.edge_score = self.edge_score.copy()
-        other.edge_score[triple_ids] = edge_log_alpha + self._gain[triple_ids]
-        other.fingerprint = None
-        other.entries, other._relations = {}, self._relations
-        other.hits = other.misses = 0
-        return other
 
     def get(self, head: int, relation: int) -> CacheEntry:
         key = (int(head), int(relation))
@@ -119,8 +106,6 @@ class PathCache:
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> Path:
         """Write the computed entries to ``path`` (an ``.npz``), atomically."""
-        if self.fingerprint is None:
-            raise ValueError("a per-question overlay cache cannot be saved")
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         keys = np.array(sorted(self.entries), dtype=np.int64).reshape(-1, 2)
@@ -130,9 +115,7 @@ class PathCache:
         def cat(i: int, dtype) -> np.ndarray:
             return np.concatenate([p[i] for p in parts]).astype(dtype) if parts else np.zeros(0)
 
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=path.parent)
-        os.close(fd)
-        try:
+        with atomic_file(path, suffix=".npz") as tmp:
             np.savez(
                 tmp,
                 meta=np.array(json.dumps({"fingerprint": self.fingerprint})),
@@ -142,10 +125,6 @@ class PathCache:
                 tails=cat(1, np.int64),
                 scores=cat(2, np.float64),
             )
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         return path
 
     def load(self, path: str | os.PathLike) -> int:

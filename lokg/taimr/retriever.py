@@ -24,7 +24,6 @@ paper names no pruning).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +36,7 @@ from lokg.retrieval import (
     RetrievalResult,
     RetrievedPath,
     Retriever,
+    check_counts,
     resolve_topics,
     triples_of_paths,
 )
@@ -69,9 +69,6 @@ class TAIMRRetriever(Retriever):
         knn_weight: weight of the training-question chain prior inside S_link (0.9).
         relation_linking: ``"chain"`` (link relations per hop and restrict expansion to the
             linked (head, relation) keys) or ``"off"`` (expand every relation, S_link = 0).
-        query_attention: optional per-question attention (``(question, topic) -> (triple
-            ids, log alpha)``, e.g. :class:`~lokg.taimr.topology.QueryConditionedAttention`)
-            overlaid on the cache for that question (beyond the paper; ``None`` = off).
     """
 
     name = "taimr"
@@ -81,6 +78,7 @@ class TAIMRRetriever(Retriever):
         kg: KnowledgeGraph,
         encoder: SentenceEncoder,
         cache: PathCache,
+        *,
         linker: RelationLinker | None = None,
         max_hops: int = 3,
         k_top: int = 20,
@@ -90,7 +88,6 @@ class TAIMRRetriever(Retriever):
         lambda_rel: float = 1.0,
         knn_weight: float = 0.9,
         relation_linking: str = "chain",
-        query_attention: Callable[[str, int], tuple[np.ndarray, np.ndarray]] | None = None,
         k_top_unit: str = "paths",
     ):
         if relation_linking not in RELATION_LINKING:
@@ -104,14 +101,12 @@ class TAIMRRetriever(Retriever):
             raise ValueError(
                 f"retriever.k_top_unit must be one of {K_TOP_UNITS}, got {k_top_unit!r}"
             )
-        for key, value in (
-            ("max_hops", max_hops),
-            ("k_top", k_top),
-            ("beam_width", 1 if beam_width is None else beam_width),
-            ("rels_per_hop", rels_per_hop),
-        ):
-            if value < 1:
-                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        check_counts(
+            max_hops=max_hops,
+            k_top=k_top,
+            beam_width=1 if beam_width is None else beam_width,
+            rels_per_hop=rels_per_hop,
+        )
         if not 0.0 <= knn_weight <= 1.0:
             raise ValueError(f"retriever.knn_weight must be in [0, 1], got {knn_weight}")
         self.kg = kg
@@ -127,7 +122,6 @@ class TAIMRRetriever(Retriever):
         self.lambda_rel = lambda_rel
         self.knn_weight = knn_weight
         self.relation_linking = relation_linking
-        self.query_attention = query_attention
         self._uniform = float(np.log(max(kg.num_relations, 1)))
 
     # ------------------------------------------------------------------ search
@@ -149,20 +143,17 @@ class TAIMRRetriever(Retriever):
             allowed |= {int(partner[r]) for r in allowed if partner[r] >= 0}
         return allowed or None
 
-    def search(
-        self, topic: int, chain: LinkedChain | None, cache: PathCache | None = None
-    ) -> list[RetrievedPath]:
+    def search(self, topic: int, chain: LinkedChain | None) -> list[RetrievedPath]:
         """Beam search on S_topo (+ lambda_rel * per-hop linking) up to ``max_hops``.
 
         Returns every path kept by the beam at any depth (k = 1..L), with S_topo and S_link.
-        ``cache`` defaults to the retriever's shared cache.
 
         On a graph with added inverse edges (``data.source.inverse``) an edge and the one it
         reverses state one fact, and a path never walks a fact straight back (``v -> u -> v``
         over it), as the learned walk never walks a triple back: that step would only return
         to the node it left, and make every topic an answer of its own 2-hop paths.
         """
-        cache = self.cache if cache is None else cache
+        cache = self.cache
         statement = self.kg.statement_ids if self.kg.has_added_inverses else None
         # beam item: (rank, s_topo, s_hop, entities, triple ids, relations)
         beam: list[tuple[float, float, float, tuple, tuple, tuple]] = [
@@ -234,10 +225,7 @@ class TAIMRRetriever(Retriever):
             if self.relation_linking == "chain":
                 assert self.linker is not None
                 chain = self.linker.link(text, topic.label)
-            cache = None
-            if self.query_attention is not None:
-                cache = self.cache.overlay(*self.query_attention(text, topic.entity))
-            for p in self.search(topic.entity, chain, cache):
+            for p in self.search(topic.entity, chain):
                 if self.k_top_unit == "paths":
                     every.append(p)
                 s_path = p.s_topo + self.lambda_rel * p.s_link
@@ -321,9 +309,7 @@ class SemanticRetriever(Retriever):
         k_top: int = 20,
         pool_limit: int = 200,
     ):
-        for key, value in (("max_hops", max_hops), ("k_top", k_top), ("pool_limit", pool_limit)):
-            if value < 1:
-                raise ValueError(f"retriever.{key} must be >= 1, got {value}")
+        check_counts(max_hops=max_hops, k_top=k_top, pool_limit=pool_limit)
         self.kg = kg
         self.encoder = encoder
         self.max_hops = max_hops
@@ -331,9 +317,8 @@ class SemanticRetriever(Retriever):
         self.pool_limit = pool_limit
 
     def verbalise(self, triple_id: int) -> str:
-        h, r, t = self.kg.triples_np[triple_id]
-        rel = self.kg.relations.label(int(r)).replace("_", " ").strip()
-        return f"{self.kg.entity_name(int(h))} {rel} {self.kg.entity_name(int(t))}"
+        h, r, t = (int(x) for x in self.kg.triples_np[triple_id])
+        return f"{self.kg.entity_name(h)} {self.kg.relation_text(r)} {self.kg.entity_name(t)}"
 
     def retrieve(self, question: Question) -> RetrievalResult:
         topics, unknown = resolve_topics(self.kg, question.topic_entities)

@@ -66,6 +66,9 @@ def test_graphrag_local_tables_fit_their_share(triples, budget, mapped, top_k):
     ids = list(range(kg.num_triples))
     selected = list(range(min(mapped, kg.num_entities)))
     tok = get_tokenizer()
-    tables = local_tables(kg, ids, selected, degrees(kg, ids), budget, top_k, tok)
+    tables = local_tables(
+        kg, ids, selected, degree=degrees(kg, ids), max_tokens=budget, top_k_relationships=top_k,
+        tokenizer=tok,
+    )  # fmt: skip
     assert tok.count(tables.text) <= budget
     assert tables.covered <= len(selected) and len(tables.entities) <= len(selected)

@@ -119,21 +119,26 @@ def test_local_tables_add_mapped_entities_while_the_tables_fit():
     kg, tok = star(), get_tokenizer()
     a, b = kg.entities["a"], kg.entities["b"]
     deg = degrees(kg, range(6))
+
+    def tables(max_tokens):
+        return local_tables(kg, range(6), [a, b], degree=deg, max_tokens=max_tokens,
+                            top_k_relationships=10, tokenizer=tok)  # fmt: skip
+
     entities = "-----Entities-----\nid|entity|number of relationships\n0|a|4\n1|b|3"
     both = ("-----Relationships-----\nid|source|target|description\n"
             "0|a|b|r1\n1|b|a|r6\n2|a|x|r2\n3|b|x|r3\n4|a|y|r4")  # fmt: skip
-    full = local_tables(kg, range(6), [a, b], deg, 1000, 10, tok)
+    full = tables(1000)
     assert full.text == entities + "\n\n" + both
     assert (full.entities, full.covered, full.triple_ids) == ((a, b), 2, (0, 5, 1, 2, 3))
     # one token short: the relationship table stops at a's relationships
-    short = local_tables(kg, range(6), [a, b], deg, tok.count(full.text) - 1, 10, tok)
+    short = tables(tok.count(full.text) - 1)
     assert short.covered == 1 and short.triple_ids == (0, 5, 1, 3)
     assert short.text == entities + ("\n\n-----Relationships-----\nid|source|target|description"
                                      "\n0|a|b|r1\n1|b|a|r6\n2|a|x|r2\n3|a|y|r4")  # fmt: skip
     # room for the entity table's first row only: no relationship table
-    one = local_tables(kg, range(6), [a, b], deg, tok.count(entities.rsplit("\n", 1)[0]), 10, tok)
+    one = tables(tok.count(entities.rsplit("\n", 1)[0]))
     assert one.text == entities.rsplit("\n", 1)[0] and one.triple_ids == () and one.covered == 0
-    assert local_tables(kg, range(6), [a, b], deg, 3, 10, tok).text == ""
+    assert tables(3).text == ""
 
 
 def family_reports(payload):

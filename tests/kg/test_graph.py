@@ -147,3 +147,37 @@ def test_steps_by_relation_groups_each_nodes_steps_by_hand():
     assert fwd.order[fwd.ptr[a] : fwd.ptr[a + 1]].tolist() == [1, 0, 2]
     assert fwd.group_relation[fwd.group_ptr[c] : fwd.group_ptr[c + 1]].tolist() == [r0]
     assert kg.steps_by_relation(True) is ix  # built once
+
+
+# Labels as words: the exact strings hashed into caches and prompts (one function serves the
+# KAPING/ToG/GraphRAG lines, the semantic retriever and entity names).
+WORDY = [
+    ("m.0abc", "__people__person__place_of_birth", "Paris_(city)_"),
+    ("_alice_", "film.film.directed_by", "bob"),
+    ("c_d", "plain", "e"),
+]
+
+
+def test_label_as_words_is_underscores_to_spaces_stripped():
+    from lokg.kg import label_as_words
+
+    for label in ("__people__person__place_of_birth", "film.film.directed_by", "_a_", "", "x"):
+        assert label_as_words(label) == label.replace("_", " ").strip()
+    assert label_as_words("__people__person__place_of_birth") == "people  person  place of birth"
+
+
+def test_relation_text_and_the_lines_built_on_it_are_unchanged():
+    from lokg.baselines.kaping import kaping_line
+    from lokg.baselines.tog import tog_line
+    from lokg.taimr.retriever import SemanticRetriever
+
+    kg = KnowledgeGraph.from_labeled_triples(WORDY, name="wordy")
+    for r in range(kg.num_relations):
+        assert kg.relation_text(r) == kg.relations.label(r).replace("_", " ").strip()
+    t = int(np.flatnonzero(kg.triples_np[:, 1] == kg.relations.index[WORDY[0][1]])[0])
+    triple = kg.triples_np[t]
+    assert kaping_line(kg, triple) == "(m.0abc, people  person  place of birth, Paris (city))"
+    assert tog_line(kg, triple) == "m.0abc, people  person  place of birth, Paris (city)"
+    semantic = SemanticRetriever(kg, encoder=None)
+    assert semantic.verbalise(t) == "m.0abc people  person  place of birth Paris (city)"
+    assert kg.entity_name(kg.entities.index["_alice_"]) == "alice"

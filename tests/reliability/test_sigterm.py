@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from lokg import preemption, stages
+from lokg.atomic_io import atomic_directory
 from lokg.config import compose_config
 from lokg.errors import Interrupted
-from lokg.kg.atomic import atomic_directory
 from lokg.train import run as train
 
 from ..fixtures import toy_kg

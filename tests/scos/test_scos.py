@@ -326,7 +326,7 @@ def test_heap_merging_equals_the_reference_loop(seed, num_rel, num_ent, num_trip
     types = rng.integers(0, 2, num_ent)
     # a few embedding directions plus noise, so that merges happen at theta_base 0.5
     emb = rng.normal(size=(3, 4))[rng.integers(0, 3, num_rel)] + 0.2 * rng.normal(size=(num_rel, 4))
-    got = greedy_merge(kg, emb, types, (0.4, 0.3, 0.3), 0.5, 0.15)
+    got = greedy_merge(kg, emb, types, weights=(0.4, 0.3, 0.3), theta_base=0.5, epsilon=0.15)
     labels, sims = _reference_merge(kg, emb, types, (0.4, 0.3, 0.3), 0.5, 0.15)
     assert got.labels.tolist() == labels.tolist()
     assert [m.similarity for m in got.merges] == pytest.approx(sims)

@@ -174,3 +174,11 @@ def test_taimr_links_relations_from_the_right_topic_when_one_is_unknown(family, 
     assert seen == ["alice", "alice"]
     assert [a.entity for a in both.answers] == [a.entity for a in alone.answers]
     assert np.array_equal(both.triple_ids, alone.triple_ids)
+
+
+def test_check_counts_refuses_the_first_setting_below_one():
+    from lokg.retrieval import check_counts
+
+    check_counts(max_hops=1, k_top=20)
+    with pytest.raises(ValueError, match=r"^retriever\.k_top must be >= 1, got 0$"):
+        check_counts(max_hops=3, k_top=0, pool_limit=-1)

@@ -123,7 +123,9 @@ def test_relation_linking_finds_the_chain(family, encoder):
     # S_path(alice->bob->france) = 2 log 1/2 + [~0] ~ -1.39 (both mentions matched).
     mu = node_information_gain(family)
     cache = PathCache(family, uniform_log_attention(family), mu, lambda_topo=0.0)
-    r = TAIMRRetriever(family, encoder, cache, RelationLinker(family, encoder), rels_per_hop=1)
+    r = TAIMRRetriever(
+        family, encoder, cache, linker=RelationLinker(family, encoder), rels_per_hop=1
+    )
     res = r.retrieve(_q("which nationality is alice 's couple ?", "alice"))
     assert res.top_answer == "france"
     assert [family.relations.label(x) for x in res.answers[0].path.relations] == [
@@ -180,41 +182,3 @@ def test_unknown_topic_and_bad_options(family, encoder):
         TAIMRRetriever(family, encoder, cache)
     with pytest.raises(ValueError, match="edge_log_alpha must have shape"):
         PathCache(family, np.zeros(2), node_information_gain(family))
-
-
-def test_query_attention_overlays_alpha_for_one_question(family, encoder):
-    kg = family
-    mu = node_information_gain(kg)
-    cache = PathCache(kg, uniform_log_attention(kg), mu, lambda_topo=0.0)
-    spouse = next(t for t in range(kg.num_triples) if kg.labeled(t)[1] == "spouse")
-
-    def attention(question, topic):  # alice's spouse edge gets alpha = 0.9 for this question
-        return np.array([spouse]), np.array([math.log(0.9)])
-
-    r = TAIMRRetriever(kg, encoder, cache, relation_linking="off", query_attention=attention)
-    res = r.retrieve(_q("who ?", "alice"))
-    bob = next(a for a in res.answers if a.label == "bob")
-    assert math.isclose(bob.path.s_topo, math.log(0.9))
-    assert cache.entries == {}  # the shared cache is untouched
-    with pytest.raises(ValueError, match="cannot be saved"):
-        cache.overlay(np.array([spouse]), np.zeros(1)).save("unused.npz")
-
-
-def test_query_conditioned_attention_is_a_distribution_per_source(family, encoder):
-    import torch
-
-    from lokg.nn.rel_gat import RelGAT
-    from lokg.taimr.topology import QueryConditionedAttention
-
-    torch.manual_seed(0)
-    gat = RelGAT(4, 3, hidden=4, heads=2, query_dim=6)
-    qa = QueryConditionedAttention(
-        gat, family, torch.randn(family.num_entities, 4), torch.randn(3, 3), encoder
-    )
-    tids, log_alpha = qa("what is alice 's nationality ?", family.entities["alice"])
-    assert len(tids) == family.num_triples  # the 3-hop ball of alice is the whole graph
-    heads = family.triples_np[tids, 0]
-    for h in np.unique(heads):
-        assert math.isclose(np.exp(log_alpha[heads == h]).sum(), 1.0, rel_tol=1e-5)
-    with pytest.raises(ValueError, match="needs a GAT built with query_dim"):
-        QueryConditionedAttention(RelGAT(4, 3), family, None, None, encoder)

@@ -1,5 +1,6 @@
-"""Saved artifacts: write a directory atomically (build it under a temporary name, then
-rename it in place) and read its versioned metadata back."""
+"""Write files and directories atomically (fill a temporary sibling, then rename it in
+place: a run killed mid-write leaves the old file or nothing, never half of one) and read a
+saved artifact's versioned metadata back."""
 
 from __future__ import annotations
 
@@ -7,9 +8,42 @@ import json
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+
+@contextmanager
+def atomic_file(target: str | os.PathLike, suffix: str = ".tmp") -> Iterator[Path]:
+    """Yield a fresh temporary path beside ``target`` to write; on success it replaces
+    ``target`` (``os.replace``).
+
+    The temporary name is ``.<name>.<random hex><suffix>`` in ``target``'s directory (pass
+    ``suffix=".npz"`` for ``np.savez``, which appends ``.npz`` otherwise, or ``".png"`` for a
+    figure whose format is read from the extension); the file is not created, so the writer
+    creates it with the usual permissions.  On an exception the temporary file is removed,
+    ``target`` is untouched and the exception propagates.  The directory must exist.
+    """
+    target = Path(target)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}{suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(target: str | os.PathLike, data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8, or bytes) to ``target`` through :func:`atomic_file`."""
+    target = Path(target)
+    with atomic_file(target) as tmp:
+        if isinstance(data, str):
+            tmp.write_text(data, encoding="utf-8")
+        else:
+            tmp.write_bytes(data)
+    return target
 
 
 @contextmanager
