@@ -98,6 +98,9 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
         {"question_encoder": "frozen"},
     ),
     "learned, node-normalised walk": (_LEARNED, {"normalization": "node"}),
+    # several topic entities (issue 28): every topic walks with the whole question and the
+    # answers are merged by logsumexp, the walk's retrieval before the anchors' join
+    "learned, anchors union": ([*_LEARNED, "+retriever.anchors=union"], {}),
 }
 
 

@@ -38,6 +38,8 @@ from lokg.kg.graph import KnowledgeGraph
 
 __all__ = [
     "ANCHOR_MARK",
+    "ANCHOR_MODES",
+    "UNSUPPORTED_LOG_PROB",
     "AnchorPath",
     "Joined",
     "anchor_arm",
@@ -45,6 +47,15 @@ __all__ = [
     "anchor_view",
     "join",
 ]
+
+#: ``log P_k(a | q)`` of an anchor with no path to ``a``, in a score that must be one number
+#: (the retriever's S_final): the product's limit ``log eps``, low enough that an answer one
+#: more anchor supports always ranks above (a path's log-probability stays far above it)
+UNSUPPORTED_LOG_PROB = -1000.0
+
+#: ``retriever.anchors``: the join of this module, or the walk before it (every topic entity
+#: walks with the whole question; answers merged by logsumexp over the topics)
+ANCHOR_MODES = ("join", "union")
 
 #: what replaces the walked anchor's mention in its view of the question (a token the
 #: sentence encoder's tokenizer keeps whole)

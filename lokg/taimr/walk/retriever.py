@@ -11,6 +11,13 @@ For each topic entity: its L-hop walk graph in both edge directions
 where ``log P(a | q)`` (logsumexp over the kept paths ending at ``a``) takes the place of
 S_topo.  Each returned path's ``s_topo`` holds its own ``log P(p | q)``.
 
+A question naming several topic entities (issue 28) walks each with its own view of the
+question and ranks the answers any anchor's beam found by the join of every anchor's exact
+support (:mod:`lokg.taimr.walk.anchors`): ``log P(a | q) = sum_k log P_k(a | q)``, an
+anchor without a path to ``a`` counting :data:`~lokg.taimr.walk.anchors.UNSUPPORTED_LOG_PROB`
+(the product's limit: more supporting anchors rank first); each answer's context holds the
+path from every anchor that supports it.  One topic entity: as above, unchanged.
+
 When retrieval finds no path (no topic in the graph's walk, or the model's walk is empty),
 the configured fallback retriever answers instead and the result says so
 (``extra["fallback"]``): an empty context is never injected silently.
@@ -35,6 +42,14 @@ from lokg.retrieval import (
     Retriever,
     resolve_topics,
     triples_of_paths,
+)
+from lokg.taimr.walk.anchors import (
+    ANCHOR_MODES,
+    UNSUPPORTED_LOG_PROB,
+    AnchorPath,
+    anchor_support,
+    anchor_view,
+    join,
 )
 from lokg.taimr.walk.artifact import RELATION_TABLE_FILE, load_walk_network, recorded_architecture
 from lokg.taimr.walk.graph import WalkGraph, walk_graph
@@ -175,7 +190,12 @@ class WalkRetriever(Retriever):
         both_directions: bool = True,
         lambda_q: float = 0.0,
         fallback: Retriever | None = None,
+        *,
+        anchors: str = "join",
     ):
+        if anchors not in ANCHOR_MODES:
+            raise ValueError(f"retriever.anchors must be one of {ANCHOR_MODES}, got {anchors!r}")
+        self.anchors = anchors
         if k_top != "auto" and (not isinstance(k_top, int) or k_top < 1):
             raise ValueError(f"retriever.k_top must be a positive int or 'auto', got {k_top!r}")
         for key, value in (("max_hops", max_hops), ("k_max", k_max), ("beam_width", beam_width)):
@@ -199,6 +219,9 @@ class WalkRetriever(Retriever):
         # the vocabulary-normalised walk scores a step from its relation and its node alone:
         # the beam builds only the steps it expands (beam_walk), never the L-hop ball
         lazy = self.model.net.normalization == "vocabulary"
+        several = len(topics) > 1 and len(question.topic_entities) > 1
+        if lazy and several and self.anchors == "join":
+            return self._retrieve_anchors(question, topics, unknown)
         hop = self.model.hop_log_probs(question.text) if lazy and topics else None
         for topic in topics:
             if hop is not None:
@@ -239,6 +262,55 @@ class WalkRetriever(Retriever):
         paths = [r.path for r in ranked[:k]]
         return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
 
+    def _beam(self, topic: int, hop) -> tuple[WalkGraph, list]:
+        """:func:`beam_walk` from ``topic`` with the shared step cache (bounded)."""
+        if len(self._steps) > self.step_cache_size:
+            self._steps.clear()  # bounded: a long-running service stays flat
+        return beam_walk(
+            self.kg, topic, *hop, self.max_hops, self.beam_width, self.both_directions,
+            self.max_fanout, step_cache=self._steps,
+        )  # fmt: skip
+
+    def _retrieve_anchors(self, question: Question, topics, unknown) -> RetrievalResult:
+        """Several anchors (module doc): each walks with its view; the join ranks."""
+        hops = [
+            self.model.hop_log_probs(anchor_view(question.text, t.label, question.topic_entities))
+            for t in topics
+        ]
+        candidates: set[int] = set()
+        for topic, hop in zip(topics, hops, strict=True):
+            g, walks = self._beam(topic.entity, hop)
+            candidates |= set(answers_of(g, walks)) if walks else set()
+        if not candidates:
+            return self._fall_back(question, topics, unknown)
+        order = sorted(candidates)
+        supports = [
+            anchor_support(self.kg, t.entity, order, *hop, self.max_hops, self.both_directions)
+            for t, hop in zip(topics, hops, strict=True)
+        ]
+        active = sum(1 for s in supports if s)
+        joined = join(supports)
+        sem = np.zeros(len(joined))
+        if self.lambda_q:
+            q_vec = self.encoder.encode([question.text], kind="query")[0]
+            names = [self.kg.entity_name(j.entity) for j in joined]
+            sem = self.encoder.encode(names, "passage") @ q_vec  # Eq. (17)
+        ranked, support_paths = [], {}
+        for j, s in zip(joined, sem.tolist(), strict=True):
+            log_p = j.log_prob + (active - j.supported_by) * UNSUPPORTED_LOG_PROB
+            final = log_p + self.lambda_q * s
+            paths = [self._anchor_path(p, final, s) for p in j.paths]
+            support_paths[j.entity] = paths
+            ranked.append(RankedAnswer(j.entity, self.kg.entities.label(j.entity), final, paths[0]))
+        ranked.sort(key=lambda x: (-x.score, x.entity))
+        k = self.k_max if self.k_top == "auto" else self.k_top
+        paths = [p for r in ranked[:k] for p in support_paths[r.entity]]
+        return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
+
+    def _anchor_path(self, p: AnchorPath, final: float, sem: float) -> RetrievedPath:
+        rels = tuple(int(self.kg.triples_np[t, 1]) for t in p.triple_ids)
+        return RetrievedPath(p.entities, p.triple_ids, rels, p.log_prob, 0.0, sem, final)
+
     def _walk_graph(self, topic: int) -> WalkGraph:
         """The topic's walk graph, kept for the next question on the same topic (bounded)."""
         g = self._graphs.get(topic)
@@ -275,12 +347,16 @@ def build_learned(
     both_directions: bool = True,
     lambda_q: float = 0.0,
     fallback: str = "semantic",
+    anchors: str = "join",
     **_unused: object,
 ) -> WalkRetriever:
     """``retriever=learned``: the trained walk model from ``model_dir`` (a ``qgat-*/``
     artifact) on ``kg``.  ``relation_embeddings`` are ``kg``'s TransE e_r (after SCOS); on a
     graph the model was not trained on they may be ``None`` (the TransE part is zero).
-    ``fallback``: ``"semantic"`` (the "w/o TAIMR" retriever) or ``"none"``.
+    ``fallback``: ``"semantic"`` (the "w/o TAIMR" retriever) or ``"none"``. ``anchors``:
+    ``"join"`` (several topic entities: each walks with its view, answers by the join) or
+    ``"union"`` (every topic walks with the whole question, answers merged by logsumexp: the
+    walk before issue 28, an ablation; ``+retriever.anchors=union``).
 
     The walk takes every triple in both directions by itself, so it walks ``kg``'s own part
     (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`): an added inverse edge
@@ -320,5 +396,5 @@ def build_learned(
         fb = SemanticRetriever(whole, encoder, max_hops)
     return WalkRetriever(
         kg, encoder, model, max_hops, k_top, k_max, beam_width, max_fanout,
-        both_directions, lambda_q, fb,
+        both_directions, lambda_q, fb, anchors=anchors,
     )  # fmt: skip
