@@ -100,3 +100,70 @@ def test_each_anchor_learns_its_own_arm_of_the_gold_path():
     assert anchor_arm(constraint, "male", ["x"]) == ("gender^-1",)
     assert anchor_arm(constraint, "zed", ["x"]) is None  # not on the path
     assert anchor_arm(constraint, "a", ["q"]) is None  # the path names no answer
+
+
+# --------------------------------------------------------------------------- in the walk
+def test_training_gives_each_anchor_its_view_and_its_arm(kg):
+    from lokg.typing import Question
+
+    from .conftest import KeywordEncoder
+    from .test_walk import _module
+
+    m = _module(kg, KeywordEncoder(model_id="test/keywords"))
+    q = Question("c", "what is both ann 's son and male 's holder ?", ("cal",), ("ann", "male"),
+                 (("ann", "children", "cal"), ("cal", "gender", "male")))  # fmt: skip
+    items = m.supervise_all(q)
+    assert [s.question.text for s in items] == [
+        f"what is both {ANCHOR_MARK} 's son and male 's holder ?",
+        f"what is both ann 's son and {ANCHOR_MARK} 's holder ?",
+    ]
+    assert [s.topic for s in items] == [kg.entities["ann"], kg.entities["male"]]
+    R = kg.num_relations
+    arms = [[int(s.graph.step_relation[e]) for e in s.paths[0]] for s in items]
+    assert arms == [[kg.relations["children"]], [kg.relations["gender"] + R]]
+    assert m.supervise(q) is items[0]
+    one = Question("o", "who is ann 's son ?", ("cal",), ("ann",), (("ann", "children", "cal"),))
+    assert [s.question.text for s in m.supervise_all(one)] == ["who is ann 's son ?"]
+
+
+class ScriptedWalkModel:
+    """A test double of the walk model: each view of the question gets the hop distribution
+    scripted for the anchor it marks (children from ann, gender^-1 from male)."""
+
+    def __init__(self, kg):
+        self.kg = kg
+        self.net = type("Net", (), {"normalization": "vocabulary"})()
+        self.views: list[str] = []
+
+    def hop_log_probs(self, text):
+        self.views.append(text)
+        step = "gender^-1" if f"{ANCHOR_MARK} 's holder" in text else "children"
+        return hops(self.kg, {step: 0.9}, stop=0.9)
+
+
+def test_the_retriever_ranks_by_the_join_and_sends_every_anchors_path(kg):
+    from lokg.taimr.walk.retriever import WalkRetriever
+    from lokg.typing import Question
+
+    from .conftest import KeywordEncoder
+
+    enc = KeywordEncoder(model_id="test/keywords")
+    model = ScriptedWalkModel(kg)
+    r = WalkRetriever(kg, enc, model, max_hops=2, beam_width=16)
+    q = Question("c", "which son of ann is male 's holder ?", ("cal",), ("ann", "male"))
+    res = r.retrieve(q)
+    # ann's children {cal, dee, eve}; male's holders {cal, fay}: cal is supported by both
+    assert [a.label for a in res.answers][:1] == ["cal"]
+    assert len(model.views) == 2 and all(ANCHOR_MARK in v for v in model.views)
+    cal_paths = [p for p in res.paths if p.entities[-1] == kg.entities["cal"]]
+    assert {p.entities[0] for p in cal_paths} == {kg.entities["ann"], kg.entities["male"]}
+    # eve is ann's child, but male reaches her by no path of <= 2 steps: one anchor short,
+    # she ranks below bob, whom both reach by unlikely 2-step paths (log eps below them)
+    score = {a.label: a.score for a in res.answers}
+    assert score["eve"] < score["bob"] - 900 and score["bob"] < score["cal"]
+    # the walk before the join: both topics walk with the whole question, logsumexp
+    union = WalkRetriever(kg, enc, ScriptedWalkModel(kg), max_hops=2, beam_width=16,
+                          anchors="union").retrieve(q)  # fmt: skip
+    assert all(p.entities[0] in {kg.entities["ann"], kg.entities["male"]} for p in union.paths)
+    with pytest.raises(ValueError, match="retriever.anchors must be one of"):
+        WalkRetriever(kg, enc, model, anchors="both")
