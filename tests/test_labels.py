@@ -103,6 +103,7 @@ RETRIEVAL_ROWS = {
         ("learned, frozen question encoder", "bench:learned_frozen_question_encoder", "full"),
     "learned, node-normalised walk":
         ("learned, node-normalised walk", "bench:learned_node-normalised_walk", "full"),
+    "learned, anchors union": ("learned, anchors union", "bench:learned_anchors_union", "full"),
 }  # fmt: skip
 
 
