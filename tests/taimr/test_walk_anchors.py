@@ -47,6 +47,7 @@ def test_a_view_marks_the_walked_anchor_only_when_there_are_several():
     )
     assert anchor_view(text, "bob", ["ann_lee", "bob"]).endswith(f"and {ANCHOR_MARK} 's son ?")
     assert anchor_view(text, "carl", ["carl", "bob"]) == text  # not mentioned: unchanged
+    assert anchor_view(text, " _ ", [" _ ", "bob"]) == text  # nothing to find: unchanged
     assert anchor_view("the son of bobby and bob ?", "bob", ["x", "bob"]) == (
         f"the son of bobby and {ANCHOR_MARK} ?"
     )  # a whole mention, not a prefix of another word

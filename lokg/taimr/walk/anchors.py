@@ -75,8 +75,8 @@ def anchor_view(text: str, anchor: str, anchors: Sequence[str]) -> str:
     With several, ``anchor``'s first mention is replaced by :data:`ANCHOR_MARK`; a mention
     the text does not contain leaves it unchanged.
     """
-    if len(anchors) < 2:
-        return text
+    if len(anchors) < 2 or not re.sub(r"[\s_]+", "", anchor):
+        return text  # one anchor, or a label with nothing to find
     marked, n = _mention_pattern(anchor).subn(ANCHOR_MARK, text, count=1)
     return marked if n else text
 
