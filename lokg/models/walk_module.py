@@ -44,7 +44,7 @@ from torchmetrics import MeanMetric
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.ddp import nothing_to_learn
-from lokg.taimr.walk.anchors import anchor_arm, anchor_support, anchor_view, join
+from lokg.taimr.walk.anchors import anchor_arm, anchor_view, rank_jointly
 from lokg.taimr.walk.graph import WalkGraph, walk_graph
 from lokg.taimr.walk.net import (
     WalkNet,
@@ -508,16 +508,13 @@ class WalkModule(pl.LightningModule):
         for members in by_question.values():
             if len(members) < 2:
                 continue
-            candidates = sorted({a for i in members for a in orders[i]})
-            supports = []
-            for i in members:
-                b = i if logp_np.shape[0] > 1 else 0
-                support = anchor_support(
-                    self.kg, items[i].topic, candidates, logp_np[b], stop_np[b],
-                    hp.max_hops, hp.both_directions,
-                )  # fmt: skip
-                supports.append(support)
-            joint = [j.entity for j in join(supports)]
+            candidates = {a for i in members for a in orders[i]}
+            walks = [
+                (items[i].topic, *(x[i if x.shape[0] > 1 else 0] for x in (logp_np, stop_np)))
+                for i in members
+            ]
+            joined = rank_jointly(self.kg, walks, candidates, hp.max_hops, hp.both_directions)
+            joint = [j.entity for j in joined]
             for i in members:
                 out[i] = joint
         return out

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +46,7 @@ __all__ = [
     "anchor_support",
     "anchor_view",
     "join",
+    "rank_jointly",
 ]
 
 #: ``log P_k(a | q)`` of an anchor with no path to ``a``, in a score that must be one number
@@ -209,18 +210,22 @@ def anchor_support(
 
 @dataclass(frozen=True)
 class Joined:
-    """One candidate's joined score: how many anchors support it, the sum of their
-    ``log P_k(a | q)``, and each supporting anchor's best path (anchor order)."""
+    """One candidate's joined score: how many of the ``anchors`` that reach some candidate
+    support it, the sum of their ``log P_k(a | q)``, and each supporting anchor's best path
+    (anchor order)."""
 
     entity: int
     supported_by: int
     log_prob: float
     paths: tuple[AnchorPath, ...]
+    anchors: int
 
     @property
-    def key(self) -> tuple[int, float]:
-        """The ranking key, best first when sorted descending (module doc)."""
-        return (self.supported_by, self.log_prob)
+    def score(self) -> float:
+        """``sum_k log P_k(a | q)`` over the anchors that reach some candidate, an anchor
+        without a path to this one counting :data:`UNSUPPORTED_LOG_PROB` (one number for the
+        retriever's S_final)."""
+        return self.log_prob + (self.anchors - self.supported_by) * UNSUPPORTED_LOG_PROB
 
 
 def join(per_anchor: Sequence[dict[int, tuple[float, AnchorPath]]]) -> list[Joined]:
@@ -231,8 +236,26 @@ def join(per_anchor: Sequence[dict[int, tuple[float, AnchorPath]]]) -> list[Join
     out = []
     for a in entities:
         mine = [s[a] for s in active if a in s]
-        out.append(
-            Joined(a, len(mine), float(sum(lp for lp, _ in mine)), tuple(p for _, p in mine))
-        )
+        log_prob = float(sum(lp for lp, _ in mine))
+        out.append(Joined(a, len(mine), log_prob, tuple(p for _, p in mine), len(active)))
     out.sort(key=lambda j: (-j.supported_by, -j.log_prob, j.entity))
     return out
+
+
+def rank_jointly(
+    kg: KnowledgeGraph,
+    walks: Sequence[tuple[int, np.ndarray, np.ndarray]],
+    candidates: Iterable[int],
+    max_hops: int,
+    both_directions: bool = True,
+) -> list[Joined]:
+    """:func:`join` of every anchor's :func:`anchor_support` over ``candidates``: what the
+    retriever ranks and what validation scores.  ``walks``: per anchor, ``(entity,
+    hop_logp [L, 2R], hop_stop [L])``."""
+    order = sorted(set(candidates))
+    return join(
+        [
+            anchor_support(kg, anchor, order, hop_logp, hop_stop, max_hops, both_directions)
+            for anchor, hop_logp, hop_stop in walks
+        ]
+    )

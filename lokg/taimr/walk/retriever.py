@@ -43,14 +43,7 @@ from lokg.retrieval import (
     resolve_topics,
     triples_of_paths,
 )
-from lokg.taimr.walk.anchors import (
-    ANCHOR_MODES,
-    UNSUPPORTED_LOG_PROB,
-    AnchorPath,
-    anchor_support,
-    anchor_view,
-    join,
-)
+from lokg.taimr.walk.anchors import ANCHOR_MODES, AnchorPath, anchor_view, rank_jointly
 from lokg.taimr.walk.artifact import RELATION_TABLE_FILE, load_walk_network, recorded_architecture
 from lokg.taimr.walk.graph import WalkGraph, walk_graph
 from lokg.taimr.walk.net import (
@@ -225,12 +218,7 @@ class WalkRetriever(Retriever):
         hop = self.model.hop_log_probs(question.text) if lazy and topics else None
         for topic in topics:
             if hop is not None:
-                if len(self._steps) > self.step_cache_size:
-                    self._steps.clear()  # bounded: a long-running service stays flat
-                g, walks = beam_walk(
-                    self.kg, topic.entity, *hop, self.max_hops, self.beam_width,
-                    self.both_directions, self.max_fanout, step_cache=self._steps,
-                )  # fmt: skip
+                g, walks = self._beam(topic.entity, hop)
                 if not walks:
                     continue
             else:
@@ -246,11 +234,7 @@ class WalkRetriever(Retriever):
         if not best:
             return self._fall_back(question, topics, unknown)
         answers = list(best)
-        sem = np.zeros(len(answers))
-        if self.lambda_q:
-            q_vec = self.encoder.encode([question.text], kind="query")[0]
-            a_vec = self.encoder.encode([self.kg.entity_name(a) for a in answers], "passage")
-            sem = a_vec @ q_vec  # Eq. (17): unit-norm rows, so the dot is the cosine
+        sem = self._semantic(question, answers)
         ranked = []
         for a, s in zip(answers, sem.tolist(), strict=True):
             p = best[a]
@@ -283,22 +267,12 @@ class WalkRetriever(Retriever):
             candidates |= set(answers_of(g, walks)) if walks else set()
         if not candidates:
             return self._fall_back(question, topics, unknown)
-        order = sorted(candidates)
-        supports = [
-            anchor_support(self.kg, t.entity, order, *hop, self.max_hops, self.both_directions)
-            for t, hop in zip(topics, hops, strict=True)
-        ]
-        active = sum(1 for s in supports if s)
-        joined = join(supports)
-        sem = np.zeros(len(joined))
-        if self.lambda_q:
-            q_vec = self.encoder.encode([question.text], kind="query")[0]
-            names = [self.kg.entity_name(j.entity) for j in joined]
-            sem = self.encoder.encode(names, "passage") @ q_vec  # Eq. (17)
+        walks = [(t.entity, *hop) for t, hop in zip(topics, hops, strict=True)]
+        joined = rank_jointly(self.kg, walks, candidates, self.max_hops, self.both_directions)
+        sem = self._semantic(question, [j.entity for j in joined])
         ranked, support_paths = [], {}
         for j, s in zip(joined, sem.tolist(), strict=True):
-            log_p = j.log_prob + (active - j.supported_by) * UNSUPPORTED_LOG_PROB
-            final = log_p + self.lambda_q * s
+            final = j.score + self.lambda_q * s
             paths = [self._anchor_path(p, final, s) for p in j.paths]
             support_paths[j.entity] = paths
             ranked.append(RankedAnswer(j.entity, self.kg.entities.label(j.entity), final, paths[0]))
@@ -306,6 +280,14 @@ class WalkRetriever(Retriever):
         k = self.k_max if self.k_top == "auto" else self.k_top
         paths = [p for r in ranked[:k] for p in support_paths[r.entity]]
         return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
+
+    def _semantic(self, question: Question, answers: list[int]) -> np.ndarray:
+        """``[len(answers)]`` S_sem of Eq. (17) (zeros when ``lambda_q`` is 0)."""
+        if not self.lambda_q:
+            return np.zeros(len(answers))
+        q_vec = self.encoder.encode([question.text], kind="query")[0]
+        a_vec = self.encoder.encode([self.kg.entity_name(a) for a in answers], "passage")
+        return a_vec @ q_vec  # unit-norm rows, so the dot is the cosine
 
     def _anchor_path(self, p: AnchorPath, final: float, sem: float) -> RetrievedPath:
         rels = tuple(int(self.kg.triples_np[t, 1]) for t in p.triple_ids)
