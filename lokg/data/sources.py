@@ -248,8 +248,8 @@ class GeneratedSource(PathQuestionSource):
 
     def load(self) -> RawDataset:
         qa_path, kb_path = self.files()
-        kg, kb_report = read_kg(kb_path, fmt="tsv", header="none", name=self.name)
-        chains, _ = read_pathquestion(qa_path, prefix=self.name, kg=kg)
+        raw = super().load()  # the KB and the variant's own chain questions (the wordings)
+        kg, chains = raw.kg, raw.questions
         triples = [kg.labeled(i) for i in range(kg.num_triples)]
         book = mine_phrasings(chains, triples, min_count=self.min_count)
         questions: list[Question] = []
@@ -267,7 +267,7 @@ class GeneratedSource(PathQuestionSource):
             questions += made
             counts.append(f"{kind} {len(made)}")
         reports = [
-            kb_report.summary(),
+            raw.reports[0],
             f"{qa_path}: wordings of {len(book.phrases)} relations mined from "
             f"{book.parsed} of {book.lines} lines",
             f"generated (seed {self.seed}): " + ", ".join(counts),
