@@ -71,6 +71,7 @@ from lokg.eval.ledger import LedgerEntry, TestLedger
 from lokg.evaluate import ledger_key, run
 from lokg.pipeline import LOKG
 from lokg.taimr.walk.artifact import walk_models
+from lokg.taimr.walk.rerank import rerank_models
 from lokg.typing import Question
 
 _LEARNED = ["experiment=lokg", "retriever=learned"]
@@ -102,6 +103,31 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
     # answers are merged by logsumexp, the walk's retrieval before the anchors' join
     "learned, anchors union": ([*_LEARNED, "+retriever.anchors=union"], {}),
 }
+#: rows that re-score the default walk's candidates with the answer GAT (issue 28 §3):
+#: row -> (the change to the default ``model=rerank`` config it was trained with, omega)
+RERANK_ROWS: dict[str, tuple[dict, float]] = {
+    "learned + answer GAT": ({}, 1.0),
+    "learned + answer GAT, omega 0.5": ({}, 0.5),
+    "learned + answer GAT, omega 4": ({}, 4.0),
+    "learned + answer GAT, no message passing": ({"layers": 0}, 1.0),
+    "learned + answer GAT, no TransE e_r": ({"use_transe": False}, 1.0),
+    "learned + answer GAT, no question in attention": ({"question_in_attention": False}, 1.0),
+}
+ROWS.update({row: (_LEARNED, {}) for row in RERANK_ROWS})
+
+
+def rerank_model_dir(dataset_dir: Path, walk_dir: Path, change: dict) -> Path:
+    """The dataset's ``rerank-*`` artifact trained on ``walk_dir``'s candidates with the
+    default ``model=rerank`` config and ``change`` (:func:`rerank_models`)."""
+    found = rerank_models(dataset_dir, walk_dir, change)
+    if not found:
+        flags = " ".join(f"model.{k}={str(v).lower()}" for k, v in change.items())
+        raise SystemExit(
+            f"error: no answer GAT trained on {walk_dir.name} with the default model=rerank "
+            f"config {flags} under {dataset_dir}; run `python train.py experiment=train_rerank "
+            f"data={dataset_dir.name.split('-')[0]} {flags}`"
+        )
+    return found[0]
 
 
 def walk_model_dir(dataset_dir: Path, change: dict) -> Path:
@@ -147,6 +173,11 @@ def row_config(
             dm = load_datamodule(compose(data, split_data))
             walk_dir = walk_model_dir(dm.artifact_dir, want)
         extra = [f"retriever.model_dir={walk_dir}"]
+        if row in RERANK_ROWS:
+            change, omega = RERANK_ROWS[row]
+            root = Path(walk_dir).resolve().parent
+            rerank = rerank_model_dir(root, Path(walk_dir), change)
+            extra += [f"+retriever.rerank={rerank}", f"+retriever.rerank_weight={omega}"]
     ov = [*base, *overrides, *extra, f"split={split}", *row_label(row, tag)]
     if limit:
         ov.append(f"limit={limit}")

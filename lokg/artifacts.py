@@ -42,7 +42,7 @@ from lokg.taimr.walk.artifact import META_FILE as WALK_META_FILE
 from lokg.taimr.walk.artifact import WALK_CONFIG, hashed_targets, walk_models
 from lokg.typing import IdArray
 
-KINDS = ("scos", "gat", WALK_KIND)
+KINDS = ("scos", "gat", WALK_KIND, "rerank")
 
 log = logging.getLogger(__name__)
 

@@ -236,33 +236,11 @@ class LOKG:
         walk = {}
         if need_walk:
             walk = {"model_dir": art.walk_dir, "relation_embeddings": art.relation_embeddings}
-        if per_question:
-            from lokg.kg.inverse_edges import add_inverse_edges
-            from lokg.scos import SCOSResult
-
-            scos = None if art.scos_dir is None else SCOSResult.load(art.scos_dir / "scos")
-
-            def graph_of(q: Question):
-                kg = datamodule.question_graph(q.id)
-                kg = kg if scos is None else scos.apply(kg)
-                return add_inverse_edges(kg, art.inverse_relations)
-
-            def build(kg):
-                return make_retriever(
-                    kg=kg, encoder=embedder, train_questions=train_questions, **walk
-                )
-
-            retriever: Retriever = PerQuestionRetriever(graph_of, build)
-            cache_dir = None
-        else:
-            retriever = make_retriever(
-                kg=art.kg,
-                encoder=embedder,
-                edge_log_alpha=art.edge_log_alpha,
-                train_questions=train_questions,
-                **walk,
-            )
-            cache_dir = datamodule.artifact_dir / "retriever_cache"
+        retriever = retriever_over(
+            datamodule, art, make_retriever, encoder=embedder, train_questions=train_questions,
+            **({} if per_question else {"edge_log_alpha": art.edge_log_alpha}), **walk,
+        )  # fmt: skip
+        cache_dir = None if per_question else datamodule.artifact_dir / "retriever_cache"
         pipeline = cls(
             retriever,
             encoder,
@@ -428,6 +406,25 @@ class LOKG:
         if self.cache_dir is not None:
             self.retriever.save_cache(self.cache_dir)
         self.reader.close()
+
+
+def retriever_over(datamodule, art, make_retriever, **kwargs) -> Retriever:
+    """``make_retriever(kg=..., **kwargs)`` over the run's graph ``art.kg``, or, on a dataset
+    with one subgraph per question, a :class:`PerQuestionRetriever` that builds it over each
+    question's subgraph (SCOS's mapping and the added inverse edges applied as to ``art.kg``)."""
+    if not datamodule.has_question_subgraphs:
+        return make_retriever(kg=art.kg, **kwargs)
+    from lokg.kg.inverse_edges import add_inverse_edges
+    from lokg.scos import SCOSResult
+
+    scos = None if art.scos_dir is None else SCOSResult.load(art.scos_dir / "scos")
+
+    def graph_of(q: Question):
+        kg = datamodule.question_graph(q.id)
+        kg = kg if scos is None else scos.apply(kg)
+        return add_inverse_edges(kg, art.inverse_relations)
+
+    return PerQuestionRetriever(graph_of, lambda kg: make_retriever(kg=kg, **kwargs))
 
 
 def _chat_client(reader):

@@ -436,3 +436,104 @@ def run_walk_stage(
     mark_latest(datamodule.artifact_dir, KIND, out)
     log.info("walk model artifacts: %s", out)
     return out
+
+
+@dataclass(frozen=True)
+class RerankInputs:
+    """What the answer GAT's fit needs: the walk it re-scores, the model's sizes and one
+    joint item per training/validation question with candidates."""
+
+    art: GraphArtifacts
+    sizes: dict
+    items: dict
+    with_gold: dict  # split -> (questions with candidates, of which a gold candidate)
+
+
+def _joint_items(cfg: DictConfig, datamodule, embedder, art: GraphArtifacts) -> RerankInputs:
+    """Run the walk (``art.walk_dir``) over the train and val questions and build each
+    question's joint item (:func:`lokg.taimr.walk.rerank.joint_item`)."""
+    from lokg.normalize import normalize_answer
+    from lokg.pipeline import retriever_over
+    from lokg.retrieval import PerQuestionRetriever
+    from lokg.taimr.walk.joint import joint_graph
+    from lokg.taimr.walk.rerank import NodeFeatures, joint_item, step_features
+    from lokg.taimr.walk.retriever import build_learned
+
+    m = cfg.model
+    retriever = retriever_over(
+        datamodule, art, build_learned, encoder=embedder, model_dir=art.walk_dir,
+        relation_embeddings=art.relation_embeddings, k_top="auto", k_max=int(m.max_candidates),
+        fallback="none",
+    )  # fmt: skip
+    features = NodeFeatures(embedder)
+    items, counts = {}, {}
+    for split in ("train", "val"):
+        questions = datamodule.questions.get(split, [])
+        vecs = embedder.encode([q.text for q in questions], kind="query")
+        found = gold_found = 0
+        for q, vec in zip(questions, vecs, strict=True):
+            walk = retriever
+            if isinstance(retriever, PerQuestionRetriever):
+                walk = retriever.build(retriever.graph_of(q))
+            result = walk.retrieve(q)
+            graph = joint_graph(result, int(m.max_candidates), int(m.max_neighbours))
+            if graph is None:
+                continue
+            kg, gold_names = result.kg, {normalize_answer(a) for a in q.answers}
+            ents = graph.candidate_entities.tolist()
+            score = {int(a.entity): a.score for a in result.answers}
+            gold = [normalize_answer(kg.entities.label(e)) in gold_names for e in ents]
+            rel = step_features(walk.model.rel_feats, graph, int(m.transe_dim), m.use_transe)
+            walk_scores = [score[e] for e in ents]
+            items[q.id] = joint_item(graph, kg, features, rel, vec, walk_scores, gold)
+            found, gold_found = found + 1, gold_found + any(gold)
+        counts[split] = (len(questions), found, gold_found)
+    return RerankInputs(art, {}, items, counts)
+
+
+def prepare_rerank(cfg: DictConfig, datamodule, embedder) -> RerankInputs:
+    """The walk's artifacts (``model.walk_dir``, else the default walk model of this graph)
+    and the answer GAT's training items and sizes."""
+    art = load_graph_artifacts(
+        cfg, datamodule, need_gat=False, need_walk=True, walk_dir=cfg.model.get("walk_dir")
+    )
+    inputs = _joint_items(cfg, datamodule, embedder, art)
+    for split, (n, found, gold) in inputs.with_gold.items():
+        print(
+            f"answer GAT: {split}: {found} of {n} questions have candidates, {gold} a gold one",
+            flush=True,
+        )
+    any_item = next(iter(inputs.items.values()), None)
+    if any_item is None:
+        raise ValueError(f"{datamodule.name}: the walk found no candidate for any question")
+    sizes = {
+        "node_dim": int(any_item.x.size(1)),
+        "rel_dim": int(any_item.rel.size(1)),
+        "query_dim": int(any_item.query.size(0)),
+    }
+    return RerankInputs(art, sizes, inputs.items, inputs.with_gold)
+
+
+def run_rerank_stage(
+    cfg: DictConfig, datamodule, model, trainer: pl.Trainer, inputs: RerankInputs, seed: int
+) -> Path:
+    """After the answer GAT's fit: export the best checkpoint -> ``rerank-<key>/``
+    (:mod:`lokg.taimr.walk.rerank`)."""
+    from lokg.taimr.walk.rerank import KIND, save_answer_gat
+
+    exported = restore_best_checkpoint(model, trainer)
+    print(exported.describe("answer GAT"), flush=True)
+    key = training_key(cfg, cfg.embedder, str(inputs.art.walk_dir), seed)
+    out = stage_dir(datamodule.artifact_dir, KIND, key)
+    meta = {
+        "walk_dir": str(inputs.art.walk_dir),
+        "embedder": OmegaConf.to_container(cfg.embedder, resolve=True),
+        "questions": {k: list(v) for k, v in inputs.with_gold.items()},
+        **exported.metadata(),
+    }
+    with atomic_directory(out) as tmp:
+        save_answer_gat(tmp, model.net, model.architecture(), meta)
+        OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
+    mark_latest(datamodule.artifact_dir, KIND, out)
+    log.info("answer GAT artifacts: %s", out)
+    return out

@@ -111,12 +111,13 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         return result
 
     from lokg.models.gat_module import GATModule
+    from lokg.models.rerank_module import RerankModule
     from lokg.models.transe_module import TransEModule
     from lokg.models.walk_module import WalkModule
     from lokg.taimr.walk.artifact import KIND as WALK_KIND
 
     build = hydra.utils.instantiate(cfg.model, _partial_=True)
-    gat_art = walk_art = feats = None
+    gat_art = walk_art = feats = rerank_in = None
     is_class = isinstance(build.func, type)
     if is_class and issubclass(build.func, GATModule):
         # the GAT runs on SCOS's compressed graph, with encoder node features
@@ -134,6 +135,12 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         stages.attach_walk_graph(model, walk_art, embedder)
         stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)
         stage = WALK_KIND
+    elif is_class and issubclass(build.func, RerankModule):
+        # the answer GAT: the trained walk's candidates over the train and val questions
+        rerank_in = stages.prepare_rerank(cfg, datamodule, _embedder(cfg))
+        model = build(**rerank_in.sizes)
+        model.set_items(rerank_in.items)
+        stage = "rerank"
     else:
         model = build(**datamodule.model_kwargs())
         stage = "scos" if isinstance(model, TransEModule) and cfg.get("scos") is not None else "fit"
@@ -193,6 +200,10 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         elif gat_art is not None:
             result["gat_dir"] = stages.run_gat_stage(
                 cfg, datamodule, model, trainer, gat_art, feats, seed
+            )
+        elif rerank_in is not None:
+            result["rerank_dir"] = stages.run_rerank_stage(
+                cfg, datamodule, model, trainer, rerank_in, seed
             )
         elif walk_art is not None:
             result["walk_dir"] = stages.run_walk_stage(

@@ -486,6 +486,10 @@ class EvidenceSource(RoGSource):
             (``data.split_*``), so a model can be trained on the stand-in (issue 28): no
             official train split exists offline. The name becomes
             ``<which>_evidence_resplit``; its test split is a tenth of the original test set.
+            A question whose answer list is empty (58 of WebQSP's, none of CWQ's) can be
+            neither supervised nor scored: the resplit leaves it out, counted in the read
+            report, and the count enters :meth:`config` (so the key changes only where a
+            question is left out).
     """
 
     paper_setting = False
@@ -502,12 +506,32 @@ class EvidenceSource(RoGSource):
         self.which, self.resplit = which, resplit
 
     def config(self) -> dict:
-        return {**super().config(), **({"resplit": True} if self.resplit else {})}
+        if not self.resplit:
+            return super().config()
+        out = {**super().config(), "resplit": True}
+        if unanswerable := self._unanswerable():
+            out["unanswerable_left_out"] = unanswerable
+        return out
+
+    def _unanswerable(self) -> int:
+        """How many records of the file have no non-empty answer."""
+        if not hasattr(self, "_unanswerable_count"):
+            rows = _rog_rows(Path(self.files()[0]))
+            self._unanswerable_count = sum(
+                1
+                for _, row in rows
+                if isinstance(row, dict)
+                and not any(isinstance(a, str) and a.strip() for a in row.get("answer") or [])
+            )
+        return self._unanswerable_count
 
     def load(self) -> RawDataset:
         raw = super().load()
         if self.resplit:
-            raw.questions = list(raw.questions["test"])  # type: ignore[index]
+            questions = list(raw.questions["test"])  # type: ignore[index]
+            raw.questions = [q for q in questions if q.answers]
+            if left := len(questions) - len(raw.questions):
+                raw.reports.append(f"{left} questions without an answer left out (no gold)")
             raw.presplit = False
             raw.questions_file = str(self.files()[0])
         return raw

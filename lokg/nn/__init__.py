@@ -6,11 +6,13 @@ that train them are ``lokg/models/*_module.py``; the walk's own network sits wit
 the walk in :mod:`lokg.taimr.walk.net`.
 """
 
+from lokg.nn.answer_gat import AnswerGAT
 from lokg.nn.question_encoder import QuestionLM
 from lokg.nn.rel_gat import RelGAT, RelGATConv
 from lokg.nn.transe import FilterIndex, NegativeSampler, TransE, filtered_ranks
 
 __all__ = [
+    "AnswerGAT",
     "FilterIndex",
     "NegativeSampler",
     "QuestionLM",

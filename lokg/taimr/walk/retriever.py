@@ -52,6 +52,7 @@ from lokg.taimr.walk.net import (
     relation_names,
     widen_to_step_relations,
 )
+from lokg.taimr.walk.rerank import Reranker, load_answer_gat
 from lokg.taimr.walk.search import answers_of, beam_search, beam_walk
 from lokg.typing import Question
 
@@ -166,6 +167,9 @@ class WalkRetriever(Retriever):
         both_directions: walk triples tail -> head too.
         lambda_q: weight of S_sem in the final score.
         fallback: retriever used when the walk finds nothing (``None``: return empty).
+        anchors: ``"join"`` or ``"union"`` (:func:`build_learned`).
+        reranker: the answer GAT that re-scores the walk's top candidates
+            (:mod:`lokg.taimr.walk.rerank`; ``None``: the walk's ranking stands).
     """
 
     name = "learned"
@@ -185,10 +189,12 @@ class WalkRetriever(Retriever):
         fallback: Retriever | None = None,
         *,
         anchors: str = "join",
+        reranker: Reranker | None = None,
     ):
         if anchors not in ANCHOR_MODES:
             raise ValueError(f"retriever.anchors must be one of {ANCHOR_MODES}, got {anchors!r}")
         self.anchors = anchors
+        self.reranker = reranker
         if k_top != "auto" and (not isinstance(k_top, int) or k_top < 1):
             raise ValueError(f"retriever.k_top must be a positive int or 'auto', got {k_top!r}")
         for key, value in (("max_hops", max_hops), ("k_max", k_max), ("beam_width", beam_width)):
@@ -206,6 +212,13 @@ class WalkRetriever(Retriever):
         self._steps: dict[int, object] = {}  # entity -> its grouped steps (beam_walk)
 
     def retrieve(self, question: Question) -> RetrievalResult:
+        result = self._walk(question)
+        if self.reranker is None or result.extra.get("fallback") or not result.answers:
+            return result
+        return self.reranker.rerank(result, question.text, self.model.rel_feats)
+
+    def _walk(self, question: Question) -> RetrievalResult:
+        """The walk's own ranking (module doc), before any re-scoring."""
         topics, unknown = resolve_topics(self.kg, question.topic_entities)
         logp: dict[int, float] = {}
         best: dict[int, RetrievedPath] = {}
@@ -330,6 +343,8 @@ def build_learned(
     lambda_q: float = 0.0,
     fallback: str = "semantic",
     anchors: str = "join",
+    rerank: str | None = None,
+    rerank_weight: float | None = None,
     **_unused: object,
 ) -> WalkRetriever:
     """``retriever=learned``: the trained walk model from ``model_dir`` (a ``qgat-*/``
@@ -338,7 +353,10 @@ def build_learned(
     ``fallback``: ``"semantic"`` (the "w/o TAIMR" retriever) or ``"none"``. ``anchors``:
     ``"join"`` (several topic entities: each walks with its view, answers by the join) or
     ``"union"`` (every topic walks with the whole question, answers merged by logsumexp: the
-    walk before issue 28, an ablation; ``+retriever.anchors=union``).
+    walk before issue 28, an ablation; ``+retriever.anchors=union``). ``rerank``: the answer
+    GAT that re-scores the walk's candidates (issue 28 §3): ``"latest"`` (the dataset's
+    latest ``rerank-*`` artifact, beside ``model_dir``) or a ``rerank-*`` directory; ``None``
+    (the default): none. ``rerank_weight``: omega (``None``: the artifact's).
 
     The walk takes every triple in both directions by itself, so it walks ``kg``'s own part
     (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`): an added inverse edge
@@ -376,7 +394,29 @@ def build_learned(
         from lokg.taimr.retriever import SemanticRetriever
 
         fb = SemanticRetriever(whole, encoder, max_hops)
+    reranker = None
+    if rerank is not None:
+        reranker = _reranker(Path(model_dir), rerank, rerank_weight, encoder)
     return WalkRetriever(
         kg, encoder, model, max_hops, k_top, k_max, beam_width, max_fanout,
-        both_directions, lambda_q, fb, anchors=anchors,
+        both_directions, lambda_q, fb, anchors=anchors, reranker=reranker,
+    )  # fmt: skip
+
+
+def _reranker(model_dir: Path, rerank: str, weight: float | None, encoder) -> Reranker:
+    """The answer GAT named by ``retriever.rerank`` (:func:`build_learned`)."""
+    from lokg.artifacts import latest
+    from lokg.taimr.walk.rerank import KIND
+
+    directory = latest(model_dir.resolve().parent, KIND) if rerank == "latest" else Path(rerank)
+    if directory is None:
+        raise FileNotFoundError(
+            f"retriever.rerank=latest: no answer GAT beside {model_dir}; run `python train.py "
+            "experiment=train_rerank data=...` first"
+        )
+    net, meta = load_answer_gat(directory.resolve())
+    a = meta["architecture"]
+    return Reranker(
+        net, encoder, a["weight"] if weight is None else float(weight), a["max_candidates"],
+        a["max_neighbours"], a["transe_dim"], a["use_transe"],
     )  # fmt: skip
