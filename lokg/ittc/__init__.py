@@ -4,6 +4,8 @@
 - :mod:`lokg.ittc.render`: compact / balanced / verbose renderings and the naive template
 - :mod:`lokg.ittc.value`: information value v(t, k), Eqs. (9)-(10)
 - :mod:`lokg.ittc.mckp`: the multiple-choice knapsack, Eq. (11) (Numba DP, greedy)
+- :mod:`lokg.ittc.group`: the grouped rendering, one line per (subject, relation), as MCKP
+  classes (beyond the paper, ``encoder.group_objects``, off by default)
 - :mod:`lokg.ittc.encoder`: the encoders (ITTC, naive, truncate) and :class:`EncodedContext`
 """
 

@@ -22,6 +22,14 @@ ITTC, per question:
 5. the text is assembled and counted; if the count ever exceeds B (a tokenizer whose counts
    are not additive over lines), triples are set to compact and then dropped in the order of
    step 4 until it fits.  The returned context never exceeds B.
+
+With ``group_objects=True`` (beyond the paper, issue 28 §4; off by default) candidates sharing
+(subject, relation) may also be written as one grouped line, one more option of the MCKP in
+steps 3-4 (:mod:`lokg.ittc.group`, where the choice of MCKP classes is argued); a candidate
+set in which no two triples share (s, r) is encoded exactly as without it.  Step 5 writes every
+kept triple on its own line again before shrinking (it never runs with cl100k).  The record
+says which triples each line states (``EncodedUnits.line_index``,
+:meth:`EncodedContext.line_triples`), so every object of a grouped line counts as placed.
 """
 
 from __future__ import annotations
@@ -34,9 +42,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from lokg.ittc.group import Grouping, Layout, find_groups, pack
 from lokg.ittc.mckp import solve
 from lokg.ittc.order import ORDERS, EncodingOrder, select_order
-from lokg.ittc.render import GRANULARITIES, TripleRenderer
+from lokg.ittc.render import GRANULARITIES, OBJECT_JOINER, TripleRenderer
 from lokg.ittc.value import query_boost, triple_values
 from lokg.kg.graph import KnowledgeGraph
 from lokg.tokens import DEFAULT_TOKENIZER, Tokenizer, check_budget, get_tokenizer
@@ -72,8 +81,11 @@ class EncodedUnits:
         rendering: per unit, the granularity chosen (``"compact"``/``"balanced"``/
             ``"verbose"``), ``"naive"`` for the uniform template, or ``"dropped"``.
         lines: per unit, its line as placed in the text (no newline); ``""`` when dropped.
+            The members of a grouped line (``group_objects``) share that line.
         cost: ``[N]`` tokens of the unit's line, newline included (the chosen c(t, k), or the
-            uniform template's); 0 when dropped.
+            uniform template's); 0 when dropped.  A grouped line's tokens are carried by its
+            first unit and its other units carry 0, so the costs of the kept units add up to
+            the tokens of the lines.
         value: ``[N]`` v(t, k) of Eq. (9) of the chosen rendering (a uniform-template line
             scores as ``verbose``, as ITTC's objective counts it); 0 when dropped; NaN for
             encoders that compute no values.
@@ -82,6 +94,9 @@ class EncodedUnits:
         values: ``[N, K]`` v(t, k) of Eq. (9) for every granularity, or ``None``.
         boosted: ``[N]`` whether α(t) = λ_boost of Eq. (10) applies, or ``None`` (encoders
             without values).
+        line_index: ``[N]`` int64, the index in ``text.split("\\n")`` of the line that states
+            the unit, -1 when dropped; the members of a grouped line share one index.  ``None``
+            only in a record built by hand.
     """
 
     triples: np.ndarray
@@ -92,9 +107,19 @@ class EncodedUnits:
     costs: np.ndarray | None = None
     values: np.ndarray | None = None
     boosted: np.ndarray | None = None
+    line_index: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.rendering)
+
+    @property
+    def grouped(self) -> np.ndarray:
+        """``[N]`` bool: the unit shares its line with another unit (a grouped line)."""
+        if self.line_index is None:
+            return np.zeros(len(self), dtype=bool)
+        placed = self.line_index >= 0
+        counts = np.bincount(self.line_index[placed], minlength=1)
+        return placed & (counts[np.where(placed, self.line_index, 0)] > 1)
 
     @property
     def kept(self) -> np.ndarray:
@@ -112,7 +137,12 @@ class EncodedUnits:
         triples = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
         n = len(triples)
         return cls(
-            triples, (DROPPED,) * n, ("",) * n, np.zeros(n, np.int64), np.zeros(n, np.float64)
+            triples,
+            (DROPPED,) * n,
+            ("",) * n,
+            np.zeros(n, np.int64),
+            np.zeros(n, np.float64),
+            line_index=np.full(n, -1, dtype=np.int64),
         )
 
 
@@ -127,23 +157,35 @@ def _units(
     values: np.ndarray | None,
     boosted: np.ndarray | None,
     naive_costs: np.ndarray | None,
+    line_of: np.ndarray | None = None,
+    line_costs: np.ndarray | None = None,
 ) -> EncodedUnits:
     """The :class:`EncodedUnits` of a context: ``kept [M, 3]`` (text order) and their
     ``granularity`` matched to the distinct ``candidates [N, 3]``; the costs and values are
     those the encoder computed (a uniform-template line's cost is ``naive_costs``, or its
-    count when the encoder did not need one)."""
+    count when the encoder did not need one).  ``line_of [M]`` is the text line of each kept
+    triple (default: one line each, in order) and ``line_costs [L]`` the tokens of each line,
+    read for the lines that state several triples (grouped lines)."""
     kept_at = {tuple(int(x) for x in row): m for m, row in enumerate(kept)}
     text_lines = text.split("\n") if text else []
+    line_of = np.arange(len(kept)) if line_of is None else np.asarray(line_of, dtype=np.int64)
+    shared = np.bincount(line_of, minlength=len(text_lines)) > 1  # [L] a grouped line
     n = len(candidates)
     rendering, lines = [DROPPED] * n, [""] * n
     cost, value = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.float64)
+    line_index, charged = np.full(n, -1, dtype=np.int64), set()
     for i, row in enumerate(candidates):
         m = kept_at.get(tuple(int(x) for x in row))
         if m is None:
             continue
-        g = granularity[m]
-        rendering[i] = g
-        lines[i] = text_lines[m] if m < len(text_lines) else ""
+        g, at = granularity[m], int(line_of[m])
+        rendering[i], line_index[i] = g, at
+        lines[i] = text_lines[at] if at < len(text_lines) else ""
+        if shared[at]:  # a grouped line: its tokens on its first unit, each unit its v(t, k)
+            cost[i] = 0 if at in charged else line_costs[at]
+            value[i] = values[i, GRANULARITIES.index(g)]
+            charged.add(at)
+            continue
         if costs is not None and g in GRANULARITIES:
             k = GRANULARITIES.index(g)
             cost[i], value[i] = costs[i, k], values[i, k]
@@ -160,6 +202,7 @@ def _units(
         costs=costs,
         values=values,
         boosted=boosted,
+        line_index=line_index,
     )
 
 
@@ -172,7 +215,8 @@ class EncodedContext:
         num_tokens: token count of ``text``.
         budget: the token budget B it was built for.
         naive_tokens: T_naive, tokens of the naive encoding of all candidates (TCR's denominator).
-        triples: ``[M, 3]`` (s, r, o) ids of the triples in ``text``, in text order.
+        triples: ``[M, 3]`` (s, r, o) ids of the triples in ``text``, in text order (the
+            members of a grouped line together, in rank order).
         granularity: per triple of ``triples``: ``"compact"``/``"balanced"``/``"verbose"``, or
             ``"naive"`` for the uniform template.
         dropped: ``[D, 3]`` candidate triples not in ``text``.
@@ -182,7 +226,8 @@ class EncodedContext:
             encoders that do not compute values).
         repaired: True when step 5 of ITTC had to shrink the solution (never with cl100k).
         report: encoder-specific facts worth recording (JSON-able; e.g. a compressor's target
-            and achieved tokens); empty for ITTC and the templates.
+            and achieved tokens); empty for the templates, and for ITTC unless it wrote grouped
+            lines (then ``grouped_lines`` and ``grouped_triples``).
         units: every distinct candidate with its rendering, line, costs and values
             (:class:`EncodedUnits`); ``None`` for evidence that is not triples (text passages).
     """
@@ -210,6 +255,16 @@ class EncodedContext:
     @property
     def over_budget(self) -> bool:
         return self.num_tokens > self.budget
+
+    def line_triples(self) -> tuple[np.ndarray, ...]:
+        """Per line of ``text`` (``text.split("\\n")``), the ``[m, 3]`` (s, r, o) triples it
+        states, in rank order: one for a triple's own line, m ≥ 2 for a grouped line, whose
+        every object is placed.  ``()`` when ``text`` is empty or the evidence is not triples."""
+        units = self.units
+        if not self.text or units is None or units.line_index is None:
+            return ()
+        num_lines = self.text.count("\n") + 1
+        return tuple(units.triples[units.line_index == at] for at in range(num_lines))
 
     def granularity_counts(self) -> dict[str, int]:
         """Number of encoded triples per granularity (plus ``"dropped"``)."""
@@ -386,6 +441,8 @@ class Encoder(ABC):
         values=None,
         boosted=None,
         naive_costs=None,
+        line_of=None,
+        line_costs=None,
         **kw,
     ):
         """The :class:`EncodedContext` of ``text`` built from the distinct ``candidates``:
@@ -412,6 +469,8 @@ class Encoder(ABC):
                 values=values,
                 boosted=boosted,
                 naive_costs=naive_costs,
+                line_of=line_of,
+                line_costs=line_costs,
             ),
             **kw,
         )
@@ -491,6 +550,9 @@ class ITTCEncoder(Encoder):
             does not allow): ``"value"`` — lowest compact value of Eq. (9) first (ties: lower
             score, later rank); ``"rank"`` — latest retrieval rank first, so the retriever's
             best paths survive tight budgets (beyond the paper).
+        group_objects: also offer the MCKP one grouped line per set of candidates sharing
+            (subject, relation), ``s | r | o_1; o_2; ...`` (beyond the paper, issue 28 §4;
+            :mod:`lokg.ittc.group`); default False, the paper's one line per triple.
         tokenizer, tokenizer_backend, separator: see :class:`Encoder`.
     """
 
@@ -507,11 +569,20 @@ class ITTCEncoder(Encoder):
         tokenizer_backend: str = "tiktoken",
         separator: str = " | ",
         drop_policy: str = "value",
+        group_objects: bool = False,
     ):
         super().__init__(tokenizer, tokenizer_backend, separator)
         if drop_policy not in DROP_POLICIES:
             raise ValueError(f"drop_policy {drop_policy!r} is not one of {list(DROP_POLICIES)}")
         self.drop_policy = drop_policy
+        if not isinstance(group_objects, bool):
+            raise ValueError(f"encoder.group_objects={group_objects!r}; expected true or false")
+        if group_objects and separator.strip() and separator.strip() in OBJECT_JOINER:
+            raise ValueError(
+                f"encoder.group_objects=true lists objects with {OBJECT_JOINER!r}, which holds "
+                f"the separator {separator!r}; expected another separator (' | ', ' -> ', tabs)"
+            )
+        self.group_objects = group_objects
         betas = tuple(float(b) for b in betas)
         if len(betas) != len(GRANULARITIES):
             raise ValueError(
@@ -586,10 +657,14 @@ class ITTCEncoder(Encoder):
                 boosted=boosted,
                 value=float(values[:, -1].sum()),
             )
-        if self.drop_policy == "rank":  # latest retrieval rank first
-            drop_order = np.arange(n)[::-1]
-        else:  # lowest compact value first, then lowest score, then latest rank
-            drop_order = np.lexsort((-np.arange(n), scores, values[:, 0]))
+        drop_order = self._drop_order(scores, values)
+        if self.group_objects and find_groups(triples):
+            grouping = Grouping(
+                kg, triples, self.renderer, self.tokenizer, sigma.order, costs, values
+            )
+            return self._encode_grouped(
+                grouping, budget, t_naive, lines, boosted, drop_order, sigma
+            )
         alive = np.ones(n, dtype=bool)
         min_cost = costs.min(axis=1)
         total_min = int(min_cost.sum())
@@ -628,6 +703,55 @@ class ITTCEncoder(Encoder):
             encoding_order=sigma,
         )
 
+    def _drop_order(self, scores: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """``[N]`` the order in which triples go when even the cheapest encoding exceeds B."""
+        n = len(values)
+        if self.drop_policy == "rank":  # latest retrieval rank first
+            return np.arange(n)[::-1]
+        # lowest compact value first, then lowest score, then latest rank
+        return np.lexsort((-np.arange(n), scores, values[:, 0]))
+
+    def _encode_grouped(self, grouping, budget, t_naive, lines, boosted, drop_order, sigma):
+        """Steps 3-5 with grouped lines (:mod:`lokg.ittc.group`): drop until the cheapest
+        options fit, the MCKP over the classes, the lines written and counted; a count above B
+        falls back to one line per triple and step 5's repair."""
+        triples, costs, values = grouping.triples, grouping.costs, grouping.values
+        classes = grouping.classes(grouping.drop_until_fits(drop_order, budget))
+        sol = solve(*pack(classes), budget, self.dp_max_budget)
+        if sol is None:  # unreachable: the drops made every class's cheapest option fit
+            raise RuntimeError("ITTC: grouped MCKP infeasible after dropping; this is a bug")
+        layout: Layout | None = grouping.layout(classes, sol.choice, lines)
+        choice, text = layout.granularity, layout.text
+        repaired = self.tokenizer.count(text) > budget
+        if repaired:
+            choice, text = self._repair(lines, costs, choice, drop_order, budget)
+            layout = None
+        kept = np.flatnonzero(choice >= 0)
+        line_of = None
+        if layout is not None:
+            kept = kept[np.argsort(layout.line[kept], kind="stable")]  # text order
+            line_of = layout.line[kept]
+        return self._context(
+            text,
+            budget,
+            t_naive,
+            triples[kept],
+            [GRANULARITIES[k] for k in choice[kept]],
+            triples[choice < 0],
+            sol.solver,
+            sigma.order,
+            candidates=triples,
+            costs=costs,
+            values=values,
+            boosted=boosted,
+            line_of=line_of,
+            line_costs=None if layout is None else layout.line_cost,
+            value=float(values[kept, choice[kept]].sum()),
+            repaired=repaired,
+            encoding_order=sigma,
+            report={} if layout is None else _group_report(layout),
+        )
+
     @staticmethod
     def _assemble(lines: list[list[str]], choice: np.ndarray) -> str:
         return join_lines(lines[k][i] for i, k in enumerate(choice.tolist()) if k >= 0)
@@ -647,8 +771,21 @@ class ITTCEncoder(Encoder):
         return choice, text
 
     def __repr__(self) -> str:
+        grouped = ", group_objects=True" if self.group_objects else ""
         return (
             f"ITTCEncoder(betas={self.betas}, "
             f"lambda_boost={self.lambda_boost}, activation_ratio={self.activation_ratio}, "
-            f"order={self.order!r})"
+            f"order={self.order!r}{grouped})"
         )
+
+
+def _group_report(layout: Layout) -> dict:
+    """What an ITTC context with grouped lines records: how many lines state two triples or
+    more, and how many triples they state (nothing when no line is grouped)."""
+    per_line = np.bincount(layout.line[layout.line >= 0], minlength=1)  # [L] triples per line
+    if not (per_line > 1).any():
+        return {}
+    return {
+        "grouped_lines": int((per_line > 1).sum()),
+        "grouped_triples": int(per_line[per_line > 1].sum()),
+    }

@@ -7,12 +7,14 @@ Every item takes exactly one of its K choices.  Solvers:
 - :func:`solve_dp`: exact dynamic programme over one state array ``dp[0..B]`` (``dp[c]`` = best
   value of the items seen so far with total cost ≤ c), items scanned one by one, each state
   taking the best of its K choices; O(N·B·K) time, a ``[N, B+1]`` int8 choice table for the
-  reconstruction.  Numba-jitted with ``cache=True``.  After item i only the window
-  ``[Σ_{j≤i} min c_j, min(B − Σ_{j>i} min c_j, Σ_{j≤i} max c_j)]`` of the array is swept: below
-  it no assignment of the items seen fits; above ``Σ max`` every one fits and the value is
-  constant; above ``B − Σ_{j>i} min c_j`` no state can be completed within B by the items still
-  to come, so it is never read on the way to the answer.  The sweep is thus ``B − Σ_i min c_i``
-  wide rather than ``B`` and the answer is that of the full sweep (same states, same ties).
+  reconstruction (int16 when K > 127, which a class of the grouped rendering of
+  :mod:`lokg.ittc.group` may reach).  Numba-jitted with ``cache=True``.  After item i only the
+  window ``[Σ_{j≤i} min c_j, min(B − Σ_{j>i} min c_j, Σ_{j≤i} max c_j)]`` of the array is swept:
+  below it no assignment of the items seen fits; above ``Σ max`` every one fits and the value
+  is constant; above ``B − Σ_{j>i} min c_j`` no state can be completed within B by the items
+  still to come, so it is never read on the way to the answer.  The sweep is thus
+  ``B − Σ_i min c_i`` wide rather than ``B`` and the answer is that of the full sweep (same
+  states, same ties).
 - :func:`solve_greedy`: value-density greedy for large budgets (the paper switches to it above
   B = 4096): start from each item's cheapest choice, then repeatedly apply the upgrade with the
   largest Δv/Δc that still fits.
@@ -96,7 +98,7 @@ def _solution(costs, values, choice, solver) -> MCKPSolution:
 
 
 @numba.njit(cache=True)
-def _dp_kernel(costs, values, budget):  # pragma: no cover - compiled; tested through solve_dp
+def _dp_kernel(costs, values, budget, table):  # pragma: no cover - compiled; via solve_dp
     n, k_count = costs.shape
     neg = -np.inf
     cmins = np.empty(n, dtype=np.int64)
@@ -112,8 +114,7 @@ def _dp_kernel(costs, values, budget):  # pragma: no cover - compiled; tested th
         return np.full(n, -1, dtype=np.int64)
     dp = np.empty(budget + 1)
     dp[0] = 0.0
-    # read only inside each item's window [los[i], his[i]], written there first
-    table = np.empty((max(n, 1), budget + 1), dtype=np.int8)
+    # table [N, B+1]: read only inside each item's window [los[i], his[i]], written there first
     lo_prev, hi_prev = 0, 0  # dp valid on [lo_prev, hi_prev]; constant = dp[hi_prev] above
     los = np.zeros(n, dtype=np.int64)
     his = np.zeros(n, dtype=np.int64)
@@ -149,12 +150,19 @@ def _dp_kernel(costs, values, budget):  # pragma: no cover - compiled; tested th
     return choice
 
 
+def _choice_dtype(k_count: int) -> type:
+    """The smallest integer type of the DP's choice table for ``k_count`` choices per item
+    (int8 for the K = 3 granularities; a grouped class of :mod:`lokg.ittc.group` may hold more)."""
+    return np.int8 if k_count <= 127 else np.int16 if k_count <= 32767 else np.int32
+
+
 def solve_dp(costs: np.ndarray, values: np.ndarray, budget: int) -> MCKPSolution | None:
     """Exact MCKP of Eq. (11) by dynamic programming (Numba); None when infeasible."""
     costs, values = _check(costs, values, budget)
     if len(costs) == 0:
         return _solution(costs, values, np.zeros(0, dtype=np.int64), "dp")
-    choice = _dp_kernel(costs, values, int(budget))
+    table = np.empty((len(costs), int(budget) + 1), dtype=_choice_dtype(costs.shape[1]))
+    choice = _dp_kernel(costs, values, int(budget), table)
     if choice[0] < 0:
         return None
     return _solution(costs, values, choice, "dp")

@@ -37,6 +37,15 @@ after SCOS the label of a merged relation is its cluster's label and is treated 
 The naive encoding (the "w/o ITTC" uniform template and the T_naive of TCR) renders every
 triple in (s, r, o) order with entity names and the full relation name, in the same line
 format.
+
+A grouped line (:meth:`TripleRenderer.grouped_line`, beyond the paper, issue 28 §4;
+:mod:`lokg.ittc.group`) states the triples (s, r, o_1) .. (s, r, o_m) sharing a subject and a
+relation in one line: s and r once, and in the object's slot of the order the objects joined
+by :data:`OBJECT_JOINER` (``"; "``), every component at one granularity
+(``Keanu Reeves | acted in | The Matrix; Speed`` in order ``sro``).  It is still three
+components, so ``line.split(separator)`` still gives them; the list itself is not escaped
+(a verbose object holds ``"; "`` in its parentheses), and nothing parses it back: the
+encoder's record says which triples each line states (``EncodedUnits.line_index``).
 """
 
 from __future__ import annotations
@@ -50,10 +59,12 @@ import numpy as np
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.io import CONTROL_CHARACTERS
 
-__all__ = ["GRANULARITIES", "TripleRenderer", "one_line", "relation_segments"]
+__all__ = ["GRANULARITIES", "OBJECT_JOINER", "TripleRenderer", "one_line", "relation_segments"]
 
 #: The K = 3 granularities, k = 0, 1, 2 in the arrays of :mod:`lokg.ittc.mckp`.
 GRANULARITIES = ("compact", "balanced", "verbose")
+#: Between the objects of a grouped line (:meth:`TripleRenderer.grouped_line`).
+OBJECT_JOINER = "; "
 _SEGMENT_SPLIT = re.compile(r"__|[./]")
 _WS = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
@@ -223,6 +234,27 @@ class TripleRenderer:
     ) -> list[str]:
         """Rendered lines of ``triples [N, 3]`` at one granularity."""
         return [self.line(kg, t, order, granularity) for t in triples]
+
+    def grouped_line(
+        self,
+        kg: KnowledgeGraph,
+        subject: int,
+        relation: int,
+        objects: Sequence[int],
+        order: str,
+        granularity: str,
+    ) -> str:
+        """The triples ``(subject, relation, o)`` for ``o`` in ``objects`` as one line: the
+        components in ``order``, the objects (in the given order) joined by
+        :data:`OBJECT_JOINER` in the object's slot, every component at ``granularity``, ending
+        in ``"\\n"`` (``"Keanu Reeves | acted in | The Matrix; Speed\\n"`` for ``"sro"``).
+        With one object it is :meth:`line` of that triple."""
+        text = {
+            "s": self.entity_text(kg, int(subject), granularity),
+            "r": self.relation_text(kg, int(relation), granularity),
+            "o": OBJECT_JOINER.join(self.entity_text(kg, int(o), granularity) for o in objects),
+        }
+        return self.separator.join(text[c] for c in order) + "\n"
 
     def naive_line(self, kg: KnowledgeGraph, triple: Sequence[int]) -> str:
         """Uniform template: ``name(s) | full relation | name(o)``, in (s, r, o) order."""

@@ -124,3 +124,15 @@ def test_greedy_is_feasible_and_never_beats_dp(instance):
         cheapest = costs.min(axis=1, keepdims=True) == costs
         floor = np.where(cheapest, values, -np.inf).max(axis=1).sum()
         assert greedy.value >= floor - 1e-9
+
+
+def test_more_choices_than_an_int8_can_index():
+    # a class of the grouped rendering (lokg.ittc.group) may hold more than 127 options:
+    # the DP's choice table widens to int16 and gives the reference's answer
+    rng = np.random.default_rng(0)
+    costs = rng.integers(1, 40, size=(4, 200))
+    values = rng.random((4, 200))
+    costs[:, 150], values[:, 150] = 1, 10.0  # option 150: the cheapest and the best
+    fast, slow = solve_dp(costs, values, 60), solve_dp_python(costs, values, 60)
+    assert fast.choice.tolist() == slow.choice.tolist() == [150] * 4
+    assert fast.value == slow.value == 40.0
