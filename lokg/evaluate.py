@@ -23,7 +23,7 @@ from lokg.artifacts import config_key
 from lokg.console import configure_console
 from lokg.data.splits import SPLITS
 from lokg.eval.metrics import aggregate
-from lokg.eval.records import question_record
+from lokg.eval.records import DEFAULT_MAX_HOPS, question_record
 from lokg.eval.results import ResultsWriter
 from lokg.eval.runner import run_questions
 from lokg.eval.tables import RunSummary, write_run_summary
@@ -40,9 +40,9 @@ log = logging.getLogger(__name__)
 
 _MACHINE_KEYS = {"cache_path", "cache_dir", "artifacts_dir", "model_path"}
 REPORT_ORDER = (
-    "hits@1", "hit", "f1", "coverage", "tcr", "evidence_tok/q", "empty_contexts", "tok/q",
-    "prompt_tok/q", "completion_tok/q", "p@1k", "h@1k", "calls/q", "retrieval_latency_s",
-    "failed", "truncated", "n",
+    "hits@1", "hit", "f1", "coverage", "coverage_all_constraints", "tcr", "evidence_tok/q",
+    "empty_contexts", "tok/q", "prompt_tok/q", "completion_tok/q", "p@1k", "h@1k", "calls/q",
+    "retrieval_latency_s", "failed", "truncated", "n",
 )  # fmt: skip
 
 
@@ -87,6 +87,12 @@ def ledger_key(cfg: DictConfig, ignore: Sequence[str] = ()) -> str:
     return config_key(_strip_machine(plain))
 
 
+def support_hops(cfg: DictConfig) -> int:
+    """L of ``coverage_all_constraints``: the retriever's ``max_hops``, or Table 3's L for a
+    retriever without one (ToG, the oracle, no evidence)."""
+    return int(cfg.retriever.get("max_hops", DEFAULT_MAX_HOPS))
+
+
 #: metrics that count questions (printed as whole numbers)
 COUNT_METRICS = ("empty_contexts", "n")
 
@@ -100,7 +106,7 @@ def format_metrics(metrics: dict[str, float]) -> str:
         return f"{v:.1f}" if k.endswith("tok/q") else f"{v:.4f}"
 
     keys = [k for k in REPORT_ORDER if k in metrics]
-    return "\n".join(f"  {k:<22s} {fmt(k, metrics[k])}" for k in keys)
+    return "\n".join(f"  {k:<24s} {fmt(k, metrics[k])}" for k in keys)
 
 
 def configuration_line(label: RunLabel, departed: list[str]) -> str:
@@ -152,6 +158,21 @@ def warn_no_evidence(records, skipped: bool) -> int:
     return n
 
 
+def warn_unjudged_supports(records) -> int:
+    """One warning line counting the answered records written before
+    ``coverage_all_constraints`` existed (no ``coverage_max_hops``): the metric leaves them
+    out, since the ids of their packed triples were not kept; returns the count."""
+    n = sum(r.status == "ok" and "coverage_max_hops" not in r.extra for r in records)
+    if n:
+        log.warning(
+            "%d of %d records predate coverage_all_constraints and are left out of it; "
+            "a fresh results directory measures every question",
+            n,
+            len(records),
+        )
+    return n
+
+
 def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
     """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics.
 
@@ -198,9 +219,10 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         run_dir = Path(cfg.paths.log_dir) / "evaluate" / "results" / datamodule.name / key
         writer = ResultsWriter(run_dir / "results.jsonl", fingerprint=key)
         try:
+            hops = support_hops(cfg)
             run_questions(
                 questions,
-                lambda q: question_record(pipeline.answer(q)),
+                lambda q: question_record(pipeline.answer(q), hops),
                 writer,
                 concurrency=reader.max_concurrency,
                 reader_label=reader.label,
@@ -215,6 +237,7 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         reader.close()
     metrics = aggregate(r.score() for r in records)
     warn_fallbacks(records)
+    warn_unjudged_supports(records)
     report_merged_candidates(records)
     warn_no_evidence(records, skipped=reader.uses_llm and not cfg.answer_without_evidence)
     dataset = datamodule.name

@@ -6,54 +6,63 @@ first) with the gold answers through the one normalisation of
 whose states are sums, so it also reduces across processes) aggregates
 :class:`QuestionScore` records into:
 
-========================  ================================================================
-key                       definition
-========================  ================================================================
-``hits@1``                §3.2(a): fraction of questions whose *first* predicted answer is a
-                          gold answer.
-``hit``                   fraction of questions with *any* gold answer in the output text
-                          (reported beside H@1, never called Hits@1).
-``precision``/``recall``  per-question set precision |Â∩A|/|Â| and recall |Â∩A|/|A|, averaged.
-``f1``                    §3.2(b): per-question 2|Â∩A|/(|Â|+|A|), averaged.
-``tcr``                   §3.2(c): per-question T_after/T_naive, averaged over the questions
-                          whose candidate subgraph is non-empty (T_naive > 0).
-``tok/q``                 §3.2(f): mean billed input+output tokens over all LLM calls.
-``tok_cl100k/q``          the same with cl100k_base counts (our tokenizer, alongside).
-``prompt_tok/q``          mean billed prompt tokens per question (all calls).
-``completion_tok/q``      mean billed completion tokens per question (all calls).
-``evidence_tok/q``        mean T_after: tokens of the evidence block as injected, for every
-                          reader (the extractive reader makes no call but its contexts are
-                          built and counted all the same).
-``empty_contexts``        number of questions whose evidence block came out empty.
-``p@1k``                  §3.2(d): F1 × 1000 / T_total with the run means, i.e.
-                          ``f1 * 1000 / tok/q`` (this reproduces Table 5, e.g. PQ-2hop
-                          0.710 × 1000 / 101 = 7.030); NaN when tok/q = 0.
-``h@1k``                  §3.2(e): ``hits@1 * 1000 / tok/q``; NaN when tok/q = 0.
-``calls/q``               §3.2(g): mean LLM calls per question (counted by the client).
-``coverage``              fraction of questions (where measured) whose injected context
-                          contains a gold answer.
-``answer_recall``         answer recall at the run's budget B (issue 28, beyond the paper):
-                          per question the share of *all* its gold answers that the injected
-                          context contains, averaged where measured (= coverage when every
-                          question has one answer; the measure for many-answer questions).
-``retrieval_latency_s``   mean retrieval wall time per question, seconds.
-``failed``                fraction of questions recorded as failed (scored as wrong).
-``truncated``             fraction of questions with an LLM reply cut at the generation limit
-                          (``finish_reason: "length"``; scored as they are).
-``n``                     number of questions aggregated.
-========================  ================================================================
+============================  ================================================================
+key                           definition
+============================  ================================================================
+``hits@1``                    §3.2(a): fraction of questions whose *first* predicted answer is a
+                              gold answer.
+``hit``                       fraction of questions with *any* gold answer in the output text
+                              (reported beside H@1, never called Hits@1).
+``precision``/``recall``      per-question set precision |Â∩A|/|Â| and recall |Â∩A|/|A|,
+                              averaged.
+``f1``                        §3.2(b): per-question 2|Â∩A|/(|Â|+|A|), averaged.
+``tcr``                       §3.2(c): per-question T_after/T_naive, averaged over the questions
+                              whose candidate subgraph is non-empty (T_naive > 0).
+``tok/q``                     §3.2(f): mean billed input+output tokens over all LLM calls.
+``tok_cl100k/q``              the same with cl100k_base counts (our tokenizer, alongside).
+``prompt_tok/q``              mean billed prompt tokens per question (all calls).
+``completion_tok/q``          mean billed completion tokens per question (all calls).
+``evidence_tok/q``            mean T_after: tokens of the evidence block as injected, for every
+                              reader (the extractive reader makes no call but its contexts are
+                              built and counted all the same).
+``empty_contexts``            number of questions whose evidence block came out empty.
+``p@1k``                      §3.2(d): F1 × 1000 / T_total with the run means, i.e.
+                              ``f1 * 1000 / tok/q`` (this reproduces Table 5, e.g. PQ-2hop
+                              0.710 × 1000 / 101 = 7.030); NaN when tok/q = 0.
+``h@1k``                      §3.2(e): ``hits@1 * 1000 / tok/q``; NaN when tok/q = 0.
+``calls/q``                   §3.2(g): mean LLM calls per question (counted by the client).
+``coverage``                  fraction of questions (where measured) whose injected context
+                              contains a gold answer.
+``answer_recall``             answer recall at the run's budget B (issue 28, beyond the paper):
+                              per question the share of *all* its gold answers that the injected
+                              context contains, averaged where measured (= coverage when every
+                              question has one answer; the measure for many-answer questions).
+``coverage_all_constraints``  issue 28 §2, beyond the paper: fraction of questions (where
+                              measured) whose packed triples connect one gold answer to *every*
+                              topic entity in the KG within L hops
+                              (:func:`covers_all_constraints`); a conjunction or a constraint
+                              whose second arm is missing from the context is not covered.
+``retrieval_latency_s``       mean retrieval wall time per question, seconds.
+``failed``                    fraction of questions recorded as failed (scored as wrong).
+``truncated``                 fraction of questions with an LLM reply cut at the generation limit
+                              (``finish_reason: "length"``; scored as they are).
+``n``                         number of questions aggregated.
+============================  ================================================================
 """
 
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torchmetrics import Metric
 
 from lokg.normalize import normalize_answer, normalize_set, text_contains_answer
+from lokg.typing import EntityId
 
 METRIC_KEYS = (
     "hits@1",
@@ -73,6 +82,7 @@ METRIC_KEYS = (
     "calls/q",
     "coverage",
     "answer_recall",
+    "coverage_all_constraints",
     "retrieval_latency_s",
     "failed",
     "truncated",
@@ -98,6 +108,8 @@ class QuestionScore:
         covered: whether the injected context contains a gold answer; None if not measured.
         answer_recall: the share of the gold answers the injected context contains; None if
             not measured.
+        covered_all_constraints: whether the packed triples connect a gold answer to every
+            known topic entity (:func:`covers_all_constraints`); None if not measured.
         retrieval_latency_s: retrieval wall time in seconds; None if not measured.
         failed: the question was recorded as failed (no answer after all retries).
         truncated: an LLM reply of the question was cut at the generation limit.
@@ -121,6 +133,7 @@ class QuestionScore:
     empty_context: bool | None = None
     truncated: bool = False
     answer_recall: float | None = None
+    covered_all_constraints: bool | None = None
 
 
 def set_scores(predictions: Iterable[str], gold: Iterable[str]) -> tuple[float, float, float]:
@@ -154,6 +167,7 @@ def score_question(
     retrieval_latency_s: float | None = None,
     failed: bool = False,
     truncated: bool = False,
+    covered_all_constraints: bool | None = None,
 ) -> QuestionScore:
     """Score one question.
 
@@ -165,8 +179,9 @@ def score_question(
         context: the evidence text injected into the prompt, searched for ``coverage``;
             None leaves coverage (and emptiness) unmeasured for this question.
         tokens, tokens_cl100k, prompt_tokens, completion_tokens, calls, t_after, t_naive,
-            retrieval_latency_s, failed, truncated: copied into the score (see
-            :class:`QuestionScore`).
+            retrieval_latency_s, failed, truncated, covered_all_constraints: copied into the
+            score (see :class:`QuestionScore`; the last is judged on the packed triples when
+            the record is built, :func:`covers_all_constraints`).
     """
     gold_norm = normalize_set(gold)
     if not gold_norm:
@@ -197,11 +212,62 @@ def score_question(
         t_naive=t_naive,
         covered=covered,
         answer_recall=recall_in_context,
+        covered_all_constraints=covered_all_constraints,
         empty_context=None if context is None else not context,
         retrieval_latency_s=retrieval_latency_s,
         failed=failed,
         truncated=truncated,
     )
+
+
+def covers_all_constraints(
+    triples: np.ndarray,
+    topics: Iterable[EntityId],
+    answers: Iterable[EntityId],
+    max_hops: int,
+) -> bool:
+    """Whether the packed context carries a gold answer's support from every topic entity
+    (``coverage_all_constraints``; issue 28 §2, beyond the paper).
+
+    True when some answer ``a`` of ``answers`` is an entity of ``triples`` and, for every
+    entity ``k`` of ``topics``, the triples read as undirected edges (a fact is support
+    whichever way it is stated) hold a path from ``k`` to ``a`` of at most ``max_hops`` edges
+    (``k = a`` is a path of 0 edges). So a conjunction {x : A -r1-> x, B -r2-> x} needs both
+    arms in the context, a chain with a constraint needs the chain and the filter, and a
+    one-topic question needs a path from its topic, not only the answer's name. With no
+    topic the condition reduces to an answer among the triples' entities; no triple: False.
+
+    Args:
+        triples: ``[M, 3]`` (s, r, o) entity ids of the triples packed under the budget.
+        topics: the question's topic entities found in the graph (unknown ones left out).
+        answers: the entities standing for gold answers.
+        max_hops: L, the longest path counted (>= 1).
+    """
+    if max_hops < 1:
+        raise ValueError(f"covers_all_constraints: max_hops must be >= 1, got {max_hops}")
+    neighbours = _undirected(triples)
+    left = {int(a) for a in answers} & neighbours.keys()
+    for k in topics:
+        left &= _within(neighbours, int(k), max_hops)
+    return bool(left)
+
+
+def _undirected(triples: np.ndarray) -> dict[int, set[int]]:
+    """Entity -> the entities one packed triple away, in either direction."""
+    out: dict[int, set[int]] = defaultdict(set)
+    for s, _, o in np.asarray(triples, dtype=np.int64).reshape(-1, 3).tolist():
+        out[s].add(o)
+        out[o].add(s)
+    return dict(out)
+
+
+def _within(neighbours: dict[int, set[int]], start: int, max_hops: int) -> set[int]:
+    """The entities at most ``max_hops`` edges from ``start`` (``start`` included)."""
+    seen, frontier = {start}, {start}
+    for _ in range(max_hops):
+        frontier = {v for u in frontier for v in neighbours.get(u, ())} - seen
+        seen |= frontier
+    return seen
 
 
 _SUM_STATES = (
@@ -225,6 +291,8 @@ _SUM_STATES = (
     "coverage_n",
     "answer_recall_sum",
     "answer_recall_n",
+    "covered_all",
+    "covered_all_n",
     "latency_sum",
     "latency_n",
     "failed",
@@ -281,6 +349,9 @@ class KGQAMetrics(Metric):
             if s.answer_recall is not None:  # a record written before it existed has none
                 self.answer_recall_sum += s.answer_recall
                 self.answer_recall_n += 1
+            if s.covered_all_constraints is not None:  # nor has one written before this
+                self.covered_all += float(s.covered_all_constraints)
+                self.covered_all_n += 1
             if s.retrieval_latency_s is not None:
                 self.latency_sum += s.retrieval_latency_s
                 self.latency_n += 1
@@ -309,6 +380,7 @@ class KGQAMetrics(Metric):
             "calls/q": mean(self.calls, n),
             "coverage": mean(self.covered, float(self.coverage_n)),
             "answer_recall": mean(self.answer_recall_sum, float(self.answer_recall_n)),
+            "coverage_all_constraints": mean(self.covered_all, float(self.covered_all_n)),
             "retrieval_latency_s": mean(self.latency_sum, float(self.latency_n)),
             "failed": mean(self.failed, n),
             "truncated": mean(self.truncated, n),

@@ -13,22 +13,33 @@ them, 0 when no call was made), so the two sit side by side and are not duplicat
 ``prompt``), ``evidence_budget`` (the budget the evidence was encoded for: B, or B minus the
 prompt without evidence) and ``no_evidence`` (no topic entity in the graph, or empty
 evidence: the LLM call was skipped unless ``answer_without_evidence=true``; the record's
-status stays ``ok``, with no answers and 0 calls).
+status stays ``ok``, with no answers and 0 calls) and ``coverage_max_hops`` (the L under which
+``covered_all_constraints`` was judged).
+
+``covered_all_constraints`` is judged here, on the ids of the triples packed under the budget
+(``context.triples``) in the retrieval's graph, because the record keeps only their text.
 """
 
 from __future__ import annotations
 
-from lokg.eval.results import QuestionResult
+import numpy as np
 
-__all__ = ["question_record"]
+from lokg.eval.metrics import covers_all_constraints
+from lokg.eval.results import QuestionResult
+from lokg.normalize import normalize_answer, normalize_set
+
+__all__ = ["DEFAULT_MAX_HOPS", "covered_all_constraints", "question_record"]
 
 #: ranked candidate answers and paths kept in a record's ``extra``
 NUM_RECORDED_CANDIDATES = 20
 NUM_RECORDED_PATHS = 5
+#: L of ``coverage_all_constraints`` when the caller names none (Table 3's L)
+DEFAULT_MAX_HOPS = 3
 
 
-def question_record(output) -> QuestionResult:
-    """The record of one answered question (``output``: a ``PipelineOutput``)."""
+def question_record(output, max_hops: int = DEFAULT_MAX_HOPS) -> QuestionResult:
+    """The record of one answered question (``output``: a ``PipelineOutput``); ``max_hops``:
+    the L of :func:`covered_all_constraints` (the retriever's)."""
     q, ctx, ret, acc = output.question, output.context, output.retrieval, output.accounting
     kg = ret.kg
     return QuestionResult(
@@ -52,6 +63,7 @@ def question_record(output) -> QuestionResult:
         t_naive=ctx.naive_tokens,
         retrieval_latency_s=output.retrieval_latency_s,
         llm_latency_s=output.llm_latency_s,
+        covered_all_constraints=covered_all_constraints(output, max_hops),
         extra={
             "budget": output.budget,
             "budget_scope": output.budget_scope,
@@ -71,5 +83,31 @@ def question_record(output) -> QuestionResult:
             ],
             "retrieval": dict(ret.extra),  # e.g. ToG's fallbacks, GraphRAG's indexing calls
             "encoder": dict(ctx.report),  # e.g. LLMLingua's target vs achieved tokens
+            "coverage_max_hops": max_hops,
         },
     )
+
+
+def covered_all_constraints(output, max_hops: int) -> bool | None:
+    """:func:`~lokg.eval.metrics.covers_all_constraints` on what ``output`` packed: the ids of
+    ``context.triples`` in the retrieval's graph, the topic entities the retrieval found there
+    (unknown ones left out), and as answers the packed entities whose label or display name
+    normalises to a gold answer. None when the evidence is not whole triples (text passages,
+    LLMLingua's compressed text: a non-empty text with no triple placed)."""
+    ctx, ret = output.context, output.retrieval
+    packed = np.asarray(ctx.triples, dtype=np.int64).reshape(-1, 3)
+    if ctx.units is None or (ctx.text and not len(packed)):
+        return None
+    answers = _gold_entities(ret.kg, packed, output.question.answers)
+    topics = [t.entity for t in ret.topics]
+    return covers_all_constraints(packed, topics, answers, max_hops)
+
+
+def _gold_entities(kg, packed: np.ndarray, gold) -> list[int]:
+    """The entities of the ``packed [M, 3]`` triples named by a gold answer (normalised)."""
+    wanted = set(normalize_set(gold))
+    return [
+        e
+        for e in np.unique(packed[:, [0, 2]]).tolist()
+        if {normalize_answer(kg.entities.label(e)), normalize_answer(kg.entity_name(e))} & wanted
+    ]

@@ -68,6 +68,11 @@ class QuestionResult:
         t_after, t_naive: TCR numerator/denominator (tokens), when measured.
         retrieval_latency_s, llm_latency_s: wall times in seconds, when measured.
         extra: anything method-specific (paths, chosen granularities, ...), JSON-able.
+        covered_all_constraints: whether the triples packed into the context connect a gold
+            answer to every topic entity in the graph
+            (:func:`~lokg.eval.metrics.covers_all_constraints`, judged when the record is
+            built: the packed triple ids are not stored); None when not measured (a failed
+            question, evidence that is not whole triples, a record written before it existed).
     """
 
     id: str
@@ -94,6 +99,7 @@ class QuestionResult:
     retrieval_latency_s: float | None = None
     llm_latency_s: float | None = None
     extra: dict = field(default_factory=dict)
+    covered_all_constraints: bool | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -124,6 +130,7 @@ class QuestionResult:
             retrieval_latency_s=self.retrieval_latency_s,
             failed=self.status == "failed",
             truncated=self.truncated > 0,
+            covered_all_constraints=self.covered_all_constraints,
         )
 
     def to_json(self) -> dict:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
 from lokg.eval import KGQAMetrics, QuestionScore, aggregate, score_question, set_scores
+from lokg.eval.metrics import covers_all_constraints
 
 
 def test_set_scores_by_hand():
@@ -60,6 +62,45 @@ def test_answer_recall_is_the_share_of_all_gold_answers_in_the_context():
                    score_question(["x"], ["dee"])])  # fmt: skip
     assert m["answer_recall"] == pytest.approx((0.5 + 1.0) / 2)
     assert m["coverage"] == pytest.approx(1.0)
+
+
+# entity ids: A=0, x=1, B=2, y=3, z=4; relation ids do not matter (any r links)
+A, X, B, Y, Z = range(5)
+
+
+def test_all_constraints_needs_a_path_from_every_topic_to_one_answer():
+    both_arms = [[A, 0, X], [B, 1, X]]  # A -r0-> x <-r1- B
+    assert covers_all_constraints(both_arms, [A, B], [X], max_hops=1) is True
+    assert covers_all_constraints(both_arms[:1], [A, B], [X], max_hops=3) is False  # B's arm
+    # two answers, each supported by one topic only: no single answer has both
+    split = [[A, 0, X], [B, 1, Y]]
+    assert covers_all_constraints(split, [A, B], [X, Y], max_hops=3) is False
+
+
+def test_all_constraints_reads_triples_undirected_and_counts_hops_up_to_l():
+    chain = [[A, 0, X], [Y, 1, X], [Y, 2, Z]]  # A - x - y - z: z is 3 edges from A
+    assert covers_all_constraints(chain, [A], [Z], max_hops=3) is True
+    assert covers_all_constraints(chain, [A], [Z], max_hops=2) is False
+    assert covers_all_constraints(chain, [Z], [A], max_hops=3) is True  # either way round
+
+
+def test_all_constraints_edge_cases_by_hand():
+    one = [[A, 0, X]]
+    assert covers_all_constraints(one, [A], [Y], max_hops=3) is False  # answer not packed
+    assert covers_all_constraints(one, [A], [A], max_hops=1) is True  # the topic is the answer
+    assert covers_all_constraints(one, [], [X], max_hops=1) is True  # no topic: answer packed
+    assert covers_all_constraints(np.zeros((0, 3)), [A], [X], max_hops=3) is False  # empty
+    with pytest.raises(ValueError, match="max_hops must be >= 1"):
+        covers_all_constraints(one, [A], [X], max_hops=0)
+
+
+def test_coverage_all_constraints_is_averaged_where_measured():
+    s = [score_question(["x"], ["x"], context="x", covered_all_constraints=v)
+         for v in (True, False, None)]  # fmt: skip
+    m = aggregate(s)
+    assert m["coverage_all_constraints"] == pytest.approx(1 / 2)
+    assert m["coverage"] == pytest.approx(1.0)
+    assert math.isnan(aggregate(s[2:])["coverage_all_constraints"])
 
 
 def make(h1, hit, f1, tok, calls, ta, tn, cov, lat, failed=False, p=None, r=None):
