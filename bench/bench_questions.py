@@ -58,6 +58,7 @@ from lokg.cli import report
 from lokg.eval.ledger import LedgerEntry, TestLedger
 from lokg.eval.metrics import aggregate
 from lokg.evaluate import ledger_key, run
+from lokg.normalize import normalize_answer, normalize_set
 
 LEDGER = TEST_LEDGER  # module attribute, so a test can point it elsewhere
 SETS = (
@@ -88,19 +89,46 @@ def question_groups(dm, questions) -> dict[str, list[str]]:
             t in dm.question_graph(q.id).entities for t in q.topic_entities
         ):
             groups["reachable"].append(q.id)
+            if answerable(dm.question_graph(q.id), q):
+                groups["answerable"].append(q.id)
     return dict(groups)
 
 
-def group_metrics(records, groups: dict[str, list[str]]) -> dict[str, dict]:
-    """Per group: Hits@1, coverage, answer recall, coverage of all constraints and n."""
+def answerable(kg, q, max_hops: int = 3) -> bool:
+    """Whether a gold answer is within ``max_hops`` steps (either direction) of a topic entity
+    in the question's own evidence pool: what any retriever of L = 3 can reach at all."""
+    gold = set(normalize_set(q.answers))
+    adj: dict[int, set[int]] = defaultdict(set)
+    for h, _, t in kg.triples_np.tolist():
+        adj[h].add(t)
+        adj[t].add(h)
+    seen = {kg.entities[t] for t in q.topic_entities if t in kg.entities}
+    frontier = set(seen)
+    for _ in range(max_hops):
+        frontier = {v for u in frontier for v in adj[u]} - seen
+        seen |= frontier
+        if any(normalize_answer(kg.entities.label(v)) in gold for v in frontier):
+            return True
+    return False
+
+
+def group_metrics(records, groups: dict[str, list[str]], answers=None) -> dict[str, dict]:
+    """Per group: Hits@1, coverage, answer recall, coverage of all constraints, evidence
+    tokens per question, n and, given ``answers`` (question id -> its number of distinct gold
+    answers), evidence tokens per recalled gold answer (``tok/answer``)."""
     by_id = {r.id: r for r in records}
     out = {}
     for name, ids in groups.items():
-        scores = [by_id[i].score() for i in ids if i in by_id]
+        scores = {i: by_id[i].score() for i in ids if i in by_id}
         if scores:
-            m = aggregate(scores)
+            m = aggregate(scores.values())
             out[name] = {k: m[k] for k in GROUP_METRICS}
+            out[name]["tok/q"] = m["evidence_tok/q"]
             out[name]["n"] = len(scores)
+            if answers:
+                recalled = sum((s.answer_recall or 0.0) * answers[i] for i, s in scores.items())
+                tokens = sum(s.t_after or 0 for s in scores.values())
+                out[name]["tok/answer"] = tokens / recalled if recalled else math.nan
     return out
 
 
@@ -174,7 +202,8 @@ def main() -> int:
             if args.split == "test":
                 ledger.check(ledger_key(cfg_r), f"{row} on {data} at B={args.recall_budget}",
                              args.rerun_test)  # fmt: skip
-            recall = group_metrics(run(cfg_r, many)["records"], {"many": groups["many"]})
+            n_gold = {q.id: len(normalize_set(q.answers)) for q in many}
+            recall = group_metrics(run(cfg_r, many)["records"], {"many": groups["many"]}, n_gold)
             per[f"many@{args.recall_budget}"] = recall["many"]
         cite = ""
         if args.split == "test":
@@ -188,7 +217,7 @@ def main() -> int:
         print(f"\n{data}")
         print(
             f"{'row':<36} {'group':<18} {'hits@1':>7} {'cov@B':>7} {'recall':>7} {'all@B':>7} "
-            f"{'n':>5}"
+            f"{'tok/q':>7} {'tok/ans':>7} {'n':>5}"
         )
         for row in args.rows:
             res = results[(data, row)]
@@ -196,7 +225,7 @@ def main() -> int:
                 print(
                     f"{row:<36} {g:<18} {m['hits@1']:>7.3f} {m['coverage']:>7.3f} "
                     f"{m['answer_recall']:>7.3f} {m['coverage_all_constraints']:>7.3f} "
-                    f"{m['n']:>5}"
+                    f"{m['tok/q']:>7.1f} {m.get('tok/answer', math.nan):>7.1f} {m['n']:>5}"
                 )
             if res["ledger"]:
                 print(f"{'':<36} ledger {res['ledger']}")

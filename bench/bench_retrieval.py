@@ -99,6 +99,14 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
         {"question_encoder": "frozen"},
     ),
     "learned, node-normalised walk": (_LEARNED, {"normalization": "node"}),
+    # ITTC's fourth rendering (issue 28 §4): candidates sharing (subject, relation) on one line
+    "learned, grouped rendering": ([*_LEARNED, "encoder=ittc_grouped"], {}),
+    # TAIMR's relation-aware GAT (question in its attention) over the walk graph, its node
+    # states in the step and stop logits (issue 28 §3; needs the node-normalised walk)
+    "learned, GAT node states in the step logits": (
+        _LEARNED,
+        {"graph_context": True, "normalization": "node"},
+    ),
     # several topic entities (issue 28): every topic walks with the whole question and the
     # answers are merged by logsumexp, the walk's retrieval before the anchors' join
     "learned, anchors union": ([*_LEARNED, "+retriever.anchors=union"], {}),
