@@ -7,8 +7,8 @@ Usage:
     cwq_evidence] [--synthetic-triples N] [--seed 0] [--theta-grid T ...] [--variant K=V,...]``
     ``python bench/bench_scos.py jaccard [--data pql2h pql3h] [--seed 1]``
     ``python bench/bench_scos.py weights [--data pql2h pql3h] [--seed 1] [--step 0.1]``
-    ``python bench/bench_scos.py falsemerge [--quick] [--data ...] [--synthetic-triples N]
-    [--seed 0] [--variant K=V,...] [override ...]``
+    ``python bench/bench_scos.py falsemerge [--quick] [--data ...] [--naming paraphrase|alias]
+    [--synthetic-triples N] [--seed 0] [--variant K=V,...] [override ...]``
 
 ``falsemerge`` (issue 30): on every bundled KG (PQ-2H's, PQ-3H's, PQL-2H's and PQL-3H's KBs,
 the WebQSP and CWQ evidence pools) and a synthetic graph (20k triples, 100 relations, given
