@@ -7,25 +7,38 @@ Usage:
     cwq_evidence] [--synthetic-triples N] [--seed 0] [--theta-grid T ...] [--variant K=V,...]``
     ``python bench/bench_scos.py jaccard [--data pql2h pql3h] [--seed 1]``
     ``python bench/bench_scos.py weights [--data pql2h pql3h] [--seed 1] [--step 0.1]``
-    ``python bench/bench_scos.py falsemerge [--quick] [--data ...] [--synthetic-triples N]
-    [--seed 0] [--variant K=V,...] [override ...]``
+    ``python bench/bench_scos.py falsemerge [--quick] [--data ...] [--naming paraphrase|alias]
+    [--synthetic-triples N] [--seed 0] [--variant K=V,...] [override ...]``
 
 ``falsemerge`` (issue 30): on every bundled KG (PQ-2H's, PQ-3H's, PQL-2H's and PQL-3H's KBs,
 the WebQSP and CWQ evidence pools) and a synthetic graph (20k triples, 100 relations, given
 types), plant two kinds of relations at once: split synonyms (up to k = 30 relations with >= 20
 triples, a random 30-70 % of each one's triples moved to a new name; what SCOS should merge)
 and correlated-but-distinct relations (up to 12 other relations each get a companion over all
-their heads that holds the same tails on p of them and other tails elsewhere, p = 30, 50,
-70, 90 % in turn: what it must not merge, like ``directed_by`` beside ``written_by``; half of
-each when a KB has too few relations).  TransE (``experiment=train_transe``'s settings) is
-trained once per planted graph, then SCOS runs with each configuration: ``default`` (the scos
-keys ``evaluate.py`` composes, ``experiment=lokg``) and ``paper`` (``experiment=paper``,
-i.e. ``scos=default``), plus each ``--variant`` (the default's keys changed, e.g.
-``max_contradiction=null`` for the guards before issue 30).  Per graph and configuration it
-prints the merged pairs, how many are not planted synonyms (of them, planted correlated ones),
-the recall on the synonyms and the false pairs with their signals and contradiction; then
-totals, and last ``falsemerge default=<n> paper=<n>`` (non-synonym pairs merged over all
-graphs).  ``--quick``: TransE 25 epochs and a 10k-triple synthetic graph.
+their heads that holds the same tails on p of them and other tails elsewhere, p = 30, 50, 70,
+90 % in turn: what it must not merge, like ``directed_by`` beside ``written_by``; half of each
+when a KB has too few relations). A planted synonym is named by ``--naming``: ``paraphrase``
+(default) keeps the domain and writes the property in other words
+(``people.person.nationality`` -> ``people.person.citizenship``;
+:func:`lokg.data.synthetic.paraphrase_label`, seeded), ``alias`` appends ``_alias`` (the plant
+before the name guard; the triples are the same whatever the naming, so every configuration
+that does not read names gives the same numbers under both). TransE
+(``experiment=train_transe``'s settings) is trained once per planted graph, then SCOS runs with
+each configuration: ``default`` (the scos keys ``evaluate.py`` composes, ``experiment=lokg``)
+and ``paper`` (``experiment=paper``, i.e. ``scos=default``), plus each ``--variant`` (the
+default's keys changed, e.g. ``max_contradiction=null`` for the guards before issue 30,
+``min_name_cosine=null`` for the default before the name guard). Relation names are embedded
+with the default's encoder (MiniLM offline) for every configuration; only those with
+``min_name_cosine`` use them. Per graph it prints the planted synonyms' name cosines, and per
+configuration the merged pairs, how many are not planted synonyms (of them planted correlated
+ones, and graph-agreeing ones: pairs of original relations whose every shared head holds the
+same tails, a duplicate or a sub-relation the graph cannot tell apart, e.g.
+``first_level_division_of`` beside ``administrative_parent``; still counted as false, and
+listed on their own lines at the end), the recall on the synonyms and the false pairs with
+their signals, contradiction and name cosine; then totals, ``falsemerge_graph_agreeing
+default=<n> paper=<n>``, and last ``falsemerge default=<n> paper=<n>`` (non-synonym pairs
+merged over all graphs).
+``--quick``: TransE 25 epochs and a 10k-triple synthetic graph.
 
 ``weights`` (issue 10): on the same plant, every pair of relations scored by Eq. (3) with
 each weight triple of a grid (step 0.1 by default, the paper's included); for each, the one
@@ -200,18 +213,40 @@ def _fit(kg: KnowledgeGraph, cfg, seed: int, epochs: int | None) -> tuple[object
 def _scos(kg: KnowledgeGraph, module, cfg, **overrides) -> tuple[SCOSResult, float]:
     from omegaconf import OmegaConf
 
+    keys = {**OmegaConf.to_container(cfg.scos, resolve=True), **overrides}
+    names = _names(kg) if keys.get("min_name_cosine") is not None else None
     start = time.perf_counter()
     result = compress(
         kg,
         module.relation_embeddings(),
-        OmegaConf.to_container(cfg.scos, resolve=True),
+        keys,
         entity_embeddings=module.entity_embeddings(),
-        **overrides,
+        relation_names=names,
     )
     return result, time.perf_counter() - start
 
 
-def _signals_line(kg: KnowledgeGraph, a: int, b: int, module, result: SCOSResult) -> str:
+_ENCODER: list = []
+
+
+def _names(kg: KnowledgeGraph) -> np.ndarray:
+    """``[R, d]`` sentence embeddings of ``kg``'s relation names
+    (:func:`lokg.scos.names.name_embeddings`) with the default's encoder (``embedder`` of
+    ``experiment=lokg``: the bundled MiniLM offline), loaded once."""
+    import hydra
+
+    from lokg.config import compose_config
+    from lokg.scos.names import name_embeddings
+
+    if not _ENCODER:
+        cfg = compose_config("evaluate", ["experiment=lokg"], ".")
+        _ENCODER.append(hydra.utils.instantiate(cfg.embedder))
+    return name_embeddings(kg.relations.labels, _ENCODER[0])
+
+
+def _signals_line(
+    kg: KnowledgeGraph, a: int, b: int, module, result: SCOSResult, names: np.ndarray | None = None
+) -> str:
     from lokg.scos.entity_types import entity_types
     from lokg.scos.merge import pair_signals
 
@@ -233,10 +268,18 @@ def _signals_line(kg: KnowledgeGraph, a: int, b: int, module, result: SCOSResult
         theta_base=c["theta_base"],
         epsilon=c["epsilon"],
     )
+    named = ""
+    if names is not None:
+        from lokg.scos.names import name_words
+
+        la, lb = kg.relations.label(a), kg.relations.label(b)
+        named = (
+            f"; names {name_words(la)!r} / {name_words(lb)!r} cos {float(names[a] @ names[b]):.2f}"
+        )
     return (
         f"{kg.relations.label(a)} ~ {kg.relations.label(b)}: sim {s.similarity:.3f} vs "
         f"theta {s.threshold:.3f} (NMI {s.nmi:.2f} J {s.jaccard:.2f} cos {s.cosine:.2f}; "
-        f"tied {_tied_share(kg, a, b):.2f}; contradiction {s.contradiction.describe()})"
+        f"tied {_tied_share(kg, a, b):.2f}; contradiction {s.contradiction.describe()}{named})"
     )
 
 
@@ -368,23 +411,48 @@ class FalseMergeCount:
     false_correlated: int  # of the false, a planted correlated pair
     recovered: int  # planted synonym pairs merged
     synonyms: int  # planted synonym pairs
+    false_agreeing: int = 0  # of the false, pairs whose every shared head agrees (graph-agreeing)
 
     @property
     def recall(self) -> float:
         return self.recovered / self.synonyms if self.synonyms else 1.0
 
 
+def graph_agreeing(kg: KnowledgeGraph, a: int, b: int) -> bool:
+    """True when relations ``a`` and ``b`` share a head and hold the same tails on every head
+    they share (so they state facts in common and contradict none): what a duplicate of one
+    relation shows, and also a sub-relation beside its parent
+    (``first_level_division_of`` beside ``administrative_parent``), which the graph cannot
+    tell apart.  ``falsemerge`` counts such pairs among the false merges and prints them apart.
+    """
+    from lokg.scos.contradiction import contradiction
+
+    tr = kg.unique_triples()
+    E = kg.num_entities
+    keys = [np.sort(tr[tr[:, 1] == r][:, 0] * E + tr[tr[:, 1] == r][:, 2]) for r in (a, b)]
+    c = contradiction(keys[0], keys[1], E)
+    return c.shared_heads > 0 and c.differing_heads == 0
+
+
 def count_false_merges(
-    result: SCOSResult, synonyms: set[tuple[int, int]], correlated: set[tuple[int, int]]
+    result: SCOSResult,
+    synonyms: set[tuple[int, int]],
+    correlated: set[tuple[int, int]],
+    kg: KnowledgeGraph | None = None,
 ) -> tuple[FalseMergeCount, list[tuple[int, int]]]:
     """Count the merged pairs of ``result`` that are not planted synonyms (``falsemerge``).
 
     Every pair of original relations in one cluster counts once: a cluster {r, r', c} where
     (r, r') is a planted synonym and c is not counts (r, c) and (r', c) as two false merges.
+    With ``kg`` (the planted graph), the false pairs that are :func:`graph_agreeing` (and not
+    planted correlated) are counted too (``false_agreeing``; still false merges).
     Returns the counts and the false pairs (sorted).
     """
     found = merged_pairs(result)
     false = sorted(found - synonyms)
+    agreeing = 0
+    if kg is not None:
+        agreeing = sum(graph_agreeing(kg, a, b) for a, b in false if (a, b) not in correlated)
     return (
         FalseMergeCount(
             merged=len(found),
@@ -392,6 +460,7 @@ def count_false_merges(
             false_correlated=len(set(false) & correlated),
             recovered=len(found & synonyms),
             synonyms=len(synonyms),
+            false_agreeing=agreeing,
         ),
         false,
     )
@@ -417,12 +486,13 @@ def falsemerge_configs(variants: list[str]) -> list[tuple[str, dict]]:
 
 def plant_falsemerge(
     kg: KnowledgeGraph, k_synonyms: int, k_correlated: int, min_triples: int, seed: int,
-    agreement: tuple[float, ...],
+    agreement: tuple[float, ...], naming: str = "alias",
 ):  # fmt: skip
-    """``kg`` with ``k_synonyms`` split synonyms (:func:`lokg.data.synthetic.plant_synonyms`)
-    and ``k_correlated`` correlated-but-distinct relations on other bases
+    """``kg`` with ``k_synonyms`` split synonyms (:func:`lokg.data.synthetic.plant_synonyms`,
+    named by ``naming``) and ``k_correlated`` correlated-but-distinct relations on other bases
     (:func:`lokg.data.synthetic.plant_correlated`), each at most what the graph's eligible
-    relations allow (half each when there are too few).
+    relations allow (half each when there are too few).  The naming changes the planted
+    synonyms' names alone: the triples, ids and entity types are the same whatever it is.
 
     Returns ``(graph, synonym pairs, correlated pairs, {correlated pair: agreement})``.
     """
@@ -431,7 +501,7 @@ def plant_falsemerge(
     eligible = int((kg.relation_counts >= min_triples).sum())
     k_syn = min(k_synonyms, eligible // 2)
     k_cor = min(k_correlated, eligible - k_syn)
-    pk = plant_synonyms(kg, k_syn, min_triples, seed=seed)
+    pk = plant_synonyms(kg, k_syn, min_triples, seed=seed, naming=naming)
     ck = plant_correlated(
         pk.kg, k_cor, agreement, min_triples, seed=seed, exclude=pk.synonym_pairs.ravel()
     )
@@ -472,19 +542,29 @@ def falsemerge(args: argparse.Namespace) -> None:
         graphs.append((f"synthetic-{args.synthetic_triples}", syn.kg, "pq2h"))
     totals = {label: FalseMergeCount(0, 0, 0, 0, 0) for label, _ in configs}
     worst_recall = {label: 1.0 for label, _ in configs}
+    agreeing_pairs: dict[str, list[str]] = {label: [] for label, _ in configs}
     for name, kg, cfg_data in graphs:
         planted_kg, synonyms, correlated, agreement = plant_falsemerge(
-            kg, args.k, args.correlated, args.min_triples, args.seed, tuple(args.agreement)
-        )
+            kg, args.k, args.correlated, args.min_triples, args.seed, tuple(args.agreement),
+            naming=args.naming,
+        )  # fmt: skip
         cfg = _train_config(cfg_data, args.overrides)
         module, t_fit = _fit(planted_kg, cfg, args.seed, args.epochs)
+        names = _names(planted_kg)
+        syn_cos = np.array([float(names[a] @ names[b]) for a, b in sorted(synonyms)])
         print(
             f"== {name}: {kg.num_triples} triples, |R0| {kg.num_relations} + {len(synonyms)} "
-            f"split synonyms + {len(correlated)} correlated (agreement "
+            f"split synonyms ({args.naming} names) + {len(correlated)} correlated (agreement "
             f"{', '.join(f'{p:.0%}' for p in sorted(set(agreement.values())))}; seed "
             f"{args.seed}); TransE {t_fit:.1f} s",
             flush=True,
         )
+        if len(syn_cos):
+            print(
+                f"   planted synonyms' name cosine: min {syn_cos.min():.3f}, median "
+                f"{np.median(syn_cos):.3f}; below 0.2 / 0.3 / 0.4: {(syn_cos < 0.2).sum()} / "
+                f"{(syn_cos < 0.3).sum()} / {(syn_cos < 0.4).sum()} of {len(syn_cos)}"
+            )
         for label, keys in configs:
             start = time.perf_counter()  # the configuration's keys alone, not cfg.scos's
             result = compress(
@@ -492,33 +572,53 @@ def falsemerge(args: argparse.Namespace) -> None:
                 module.relation_embeddings(),
                 keys,
                 entity_embeddings=module.entity_embeddings(),
+                relation_names=names,
             )
             t_scos = time.perf_counter() - start
-            count, false = count_false_merges(result, synonyms, correlated)
+            count, false = count_false_merges(result, synonyms, correlated, planted_kg)
             t = totals[label]
             t.merged += count.merged
             t.false += count.false
             t.false_correlated += count.false_correlated
+            t.false_agreeing += count.false_agreeing
             t.recovered += count.recovered
             t.synonyms += count.synonyms
             worst_recall[label] = min(worst_recall[label], count.recall)
+            found = merged_pairs(result)
+            hit = np.array([pair in found for pair in sorted(synonyms)], dtype=bool)
+            hit_cos = f", their min name cosine {syn_cos[hit].min():.3f}" if hit.any() else ""
             print(
                 f"   {label}: merged pairs {count.merged}, non-synonym {count.false} "
-                f"(correlated {count.false_correlated}, other "
-                f"{count.false - count.false_correlated}), synonyms recovered "
-                f"{count.recovered}/{count.synonyms} (recall {count.recall:.3f}); "
-                f"refused {len(result.refused_report)}; SCOS {t_scos:.2f} s"
+                f"(correlated {count.false_correlated}, graph-agreeing {count.false_agreeing}, "
+                f"other {count.false - count.false_correlated - count.false_agreeing}), synonyms "
+                f"recovered {count.recovered}/{count.synonyms} (recall {count.recall:.3f}"
+                f"{hit_cos}); refused {len(result.refused_report)} (by name "
+                f"{sum(r.reason == 'name' for r in result.refused_report)}); SCOS {t_scos:.2f} s"
             )
+            agreeing = {p for p in false if p not in correlated and graph_agreeing(planted_kg, *p)}
+            label_of = planted_kg.relations.label
+            agreeing_pairs[label] += [f"{name}: {label_of(a)} + {label_of(b)}" for a, b in agreeing]
             for a, b in false[: args.show]:
-                what = f"correlated {agreement[(a, b)]:.0%}" if (a, b) in correlated else "other"
-                print(f"      false ({what}) " + _signals_line(planted_kg, a, b, module, result))
+                if (a, b) in correlated:
+                    what = f"correlated {agreement[(a, b)]:.0%}"
+                else:
+                    what = "graph-agreeing" if (a, b) in agreeing else "other"
+                line = _signals_line(planted_kg, a, b, module, result, names)
+                print(f"      false ({what}) " + line)
         sys.stdout.flush()
     for label, t in totals.items():
         print(
-            f"total {label}: non-synonym merges {t.false} (correlated {t.false_correlated}), "
-            f"synonym recall {t.recall:.3f} ({t.recovered}/{t.synonyms}), worst graph "
-            f"{worst_recall[label]:.3f}"
+            f"total {label}: non-synonym merges {t.false} (correlated {t.false_correlated}, "
+            f"graph-agreeing {t.false_agreeing}), synonym recall {t.recall:.3f} "
+            f"({t.recovered}/{t.synonyms}), worst graph {worst_recall[label]:.3f}"
         )
+    for label in ("default", "paper"):
+        for pair in agreeing_pairs[label]:
+            print(f"graph-agreeing false merge ({label}): {pair}")
+    print(
+        f"falsemerge_graph_agreeing default={totals['default'].false_agreeing} "
+        f"paper={totals['paper'].false_agreeing} (counted in the next line too)"
+    )
     print(f"falsemerge default={totals['default'].false} paper={totals['paper'].false}")
 
 
@@ -937,6 +1037,14 @@ def main() -> None:
         "--quick", action="store_true", help="TransE 25 epochs, synthetic graph of 10k triples"
     )
     f.add_argument("--show", type=int, default=5, help="false merges printed per config")
+    f.add_argument(
+        "--naming",
+        choices=("paraphrase", "alias", "opaque"),
+        default="paraphrase",
+        help="names of the planted synonyms: paraphrase (the property in other words, "
+        "lokg.data.synthetic.paraphrase_label), alias (<label>_alias, the plant before the "
+        "name guard), opaque (a code); the triples are the same whatever it is",
+    )
     f.add_argument(
         "--variant",
         action="append",

@@ -125,6 +125,7 @@ def scos_settings(values: Any) -> dict | None:
         values = OmegaConf.to_container(values, resolve=True)
     values = dict(values or {})
     values.pop("entity_types_used", None)  # recorded beside the settings, not one of them
+    values.pop("name_encoder_used", None)
     try:
         return SCOSConfig.from_mapping(values).to_dict()
     except (TypeError, ValueError):

@@ -38,6 +38,7 @@ PAPER_SETTINGS: dict[str, Any] = {
     "scos.min_support": 1,  # Sec. 2.3 merges any relation (our guard is beyond the paper)
     "scos.max_split_z": None,  # Sec. 2.3 has no split test (ours)
     "scos.max_contradiction": None,  # Sec. 2.3 has no contradiction test (ours, issue 30)
+    "scos.min_name_cosine": None,  # Sec. 2.3 does not read relation names (ours)
     "retriever._target_": "lokg.taimr.build.build_taimr",
     "retriever.attention": "gat",  # Eq. (16) with the trained GAT's alpha
     "retriever.relation_linking": "off",  # the paper has S_topo + S_sem only
@@ -62,7 +63,13 @@ PAPER_SETTINGS: dict[str, Any] = {
 #: behaviour (so artifact keys and result fingerprints stay valid): absent means the paper's
 #: value (the code's default); set to anything else, a departure
 ABSENT_IS_PAPER = frozenset(
-    {"scos.min_support", "scos.max_split_z", "scos.max_contradiction", "encoder.group_objects"}
+    {
+        "scos.min_support",
+        "scos.max_split_z",
+        "scos.max_contradiction",
+        "scos.min_name_cosine",
+        "encoder.group_objects",
+    }
 )
 
 #: training-time settings of the GAT artifact a run loads (its config.yaml) -> the paper's

@@ -146,12 +146,23 @@ def scos_stage_dir(cfg: DictConfig, datamodule, seed: int) -> Path:
     """Where TransE + SCOS for this graph and config live: ``<artifacts>/kg/<kg fp>/scos-<key>``.
 
     The key hashes what the result depends on: the model, epochs, SCOS settings, seed and the
-    held-out triple split (fraction and seed) -- not the questions, so every question file
-    over the same KG finds the same directory.
+    held-out triple split (fraction and seed), and with ``scos.min_name_cosine`` the encoder
+    that embeds the relation names -- not the questions, so every question file over the same
+    KG finds the same directory.
     """
     split = {"triple_val_fraction": datamodule.triple_val_fraction, "seed": datamodule.split_seed}
-    key = training_key(cfg, cfg.scos, seed, split)
+    names = name_encoder(cfg)
+    key = training_key(cfg, cfg.scos, seed, split, *([{"name_encoder": names}] if names else []))
     return stage_dir(kg_store(datamodule.artifacts_root, datamodule.kg), "scos", key)
+
+
+def name_encoder(cfg: DictConfig) -> str | None:
+    """The model id of the encoder SCOS's name guard reads (``embedder.model_id``), or ``None``
+    when ``scos.min_name_cosine`` is not set (names are not read)."""
+    scos = cfg.get("scos")
+    if scos is None or scos.get("min_name_cosine") is None or scos.get("mode") == "off":
+        return None
+    return str(cfg.embedder.model_id)
 
 
 #: ``scos_warn_contradiction`` when a config has none (configs/train.yaml sets it)
@@ -230,22 +241,36 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
     TransE relation embeddings before (``relation_embeddings.npy``, [R0, d]) and after merging
     (``relation_embeddings_merged.npy``, [R*, d]), the exported TransE checkpoint
     (``transe.ckpt``), which epoch it is (``transe.json``) and the config that produced
-    them; it becomes the latest ``scos`` artifact of the dataset. Each merge whose
+    them; it becomes the latest ``scos`` artifact of the dataset. With
+    ``scos.min_name_cosine`` the relation names are embedded by ``cfg.embedder``
+    (:func:`lokg.scos.names.name_embeddings`; its model id is recorded as
+    ``name_encoder_used``). Each merge whose
     contradiction rate exceeds ``scos_warn_contradiction`` is logged as a WARNING
     (:func:`warn_contradicted_merges`), whatever ``scos=``.
     """
     from lokg.scos import compress
+    from lokg.scos.names import name_embeddings
 
     threshold = warn_threshold(cfg)
     exported = restore_best_checkpoint(model, trainer)
     print(exported.describe("TransE"), flush=True)
     embeddings = model.relation_embeddings()
+    encoder_id = name_encoder(cfg)
+    names = None
+    if encoder_id is not None:
+        import hydra
+
+        encoder = hydra.utils.instantiate(cfg.embedder)
+        names = name_embeddings(datamodule.kg.relations.labels, encoder)
     result = compress(
         datamodule.kg,
         embeddings,
         OmegaConf.to_container(cfg.scos, resolve=True),
         entity_embeddings=model.entity_embeddings(),
+        relation_names=names,
     )
+    if encoder_id is not None:
+        result.config["name_encoder_used"] = encoder_id
     print(result.format_report().splitlines()[0], flush=True)
     warn_contradicted_merges(result.report, result.inverse_report, threshold)
     out = scos_stage_dir(cfg, datamodule, seed)

@@ -62,20 +62,22 @@ def test_a_gat_trained_otherwise_departs_from_the_paper():
 
 
 def test_a_guard_beyond_the_paper_departs_when_set_not_when_absent():
-    # scos.min_support / max_split_z / max_contradiction came after results were recorded:
-    # absent means the paper's behaviour (the code's default), so older configs keep their
-    # fingerprints
+    # scos.min_support / max_split_z / max_contradiction / min_name_cosine came after results
+    # were recorded: absent means the paper's behaviour (the code's default), so older configs
+    # keep their fingerprints
     cfg = _paper_cfg()
     del cfg["scos"]["min_support"], cfg["scos"]["max_split_z"]
-    del cfg["scos"]["max_contradiction"]
+    del cfg["scos"]["max_contradiction"], cfg["scos"]["min_name_cosine"]
     assert departures(cfg) == []
     cfg["scos"]["min_support"] = 5
     cfg["scos"]["max_split_z"] = 3.0
     cfg["scos"]["max_contradiction"] = 0.05
+    cfg["scos"]["min_name_cosine"] = 0.3
     assert departures(cfg) == [
         "scos.min_support: 5 (paper: 1)",
         "scos.max_split_z: 3.0 (paper: None)",
         "scos.max_contradiction: 0.05 (paper: None)",
+        "scos.min_name_cosine: 0.3 (paper: None)",
     ]
 
 

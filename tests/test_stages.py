@@ -148,9 +148,9 @@ def test_scos_stage_warns_once_per_contradicted_merge(
 
     real = lokg.scos.compress
 
-    def parallel(kg, embeddings, cfg, entity_embeddings=None):
+    def parallel(kg, embeddings, cfg, entity_embeddings=None, relation_names=None):
         cfg = {**cfg, "entity_types": "none", "min_support": 1}
-        return real(kg, np.ones_like(embeddings), cfg)
+        return real(kg, np.ones_like(embeddings), cfg, relation_names=relation_names)
 
     monkeypatch.setattr(lokg.scos, "compress", parallel)
     kg = KnowledgeGraph.from_labeled_triples(FILMS)
@@ -170,6 +170,41 @@ def test_scos_stage_warns_once_per_contradicted_merge(
         assert "contradiction 0.67 > scos_warn_contradiction=0.05" in lines[0]
     with pytest.raises(ValueError, match=r"^scos_warn_contradiction=1.5; expected a number"):
         run_scos_stage(make_cfg("train", ["scos_warn_contradiction=1.5"]), dm, model, trainer, 0)
+
+
+def test_scos_stage_reads_names_with_the_name_guard(make_cfg, tmp_path, monkeypatch):
+    """With ``scos.min_name_cosine`` the stage embeds the relation names with ``cfg.embedder``
+    (MiniLM: "directed by" / "written by" 0.65), records the encoder and keys the artifact by
+    it; at 0.7 the pair the paper's settings merge is refused by name."""
+    import json
+
+    import lokg.scos
+
+    real = lokg.scos.compress
+
+    def parallel(kg, embeddings, cfg, entity_embeddings=None, relation_names=None):
+        cfg = {**cfg, "entity_types": "none", "min_support": 1}
+        return real(kg, np.ones_like(embeddings), cfg, relation_names=relation_names)
+
+    monkeypatch.setattr(lokg.scos, "compress", parallel)
+    kg = KnowledgeGraph.from_labeled_triples(FILMS)
+    model = _transe(kg)
+    trainer, _ = _fit(model, tmp_path, (DataLoader(kg.triples, batch_size=4),), None)
+    dm = SimpleNamespace(
+        kg=kg, artifact_dir=tmp_path / "artifacts" / "data" / "films",
+        artifacts_root=tmp_path / "artifacts", triple_val_fraction=0.05, split_seed=0,
+    )  # fmt: skip
+    plain = run_scos_stage(make_cfg("train", ["scos=default"]), dm, model, trainer, seed=0)
+    cfg = make_cfg("train", ["scos=default", "+scos.min_name_cosine=0.7"])
+    named = run_scos_stage(cfg, dm, model, trainer, seed=0)
+    assert named != plain  # keyed by the guard and its encoder
+    meta = json.loads((named / "scos" / "scos.json").read_text())
+    assert meta["config"]["name_encoder_used"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert meta["merges"] == []
+    (refused,) = meta["refused"]
+    assert refused["reason"] == "name"
+    assert refused["name_cosine"] == pytest.approx(0.650, abs=0.01)
+    assert len(json.loads((plain / "scos" / "scos.json").read_text())["merges"]) == 1
 
 
 @pytest.mark.slow

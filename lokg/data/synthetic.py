@@ -19,10 +19,14 @@ Model:
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 
 import numpy as np
+from omegaconf import OmegaConf
 
+from lokg.data.sources import resource_path
 from lokg.kg.graph import EntityAttributes, KnowledgeGraph, Vocabulary
 
 __all__ = [
@@ -30,6 +34,7 @@ __all__ = [
     "PlantedKG",
     "SyntheticKG",
     "make_synthetic_kg",
+    "paraphrase_label",
     "plant_correlated",
     "plant_synonyms",
     "synonym_label",
@@ -78,11 +83,18 @@ class PlantedKG:
 
 
 #: how :func:`synonym_label` names a planted synonym
-NAMINGS = ("alias", "opaque")
+NAMINGS = ("alias", "opaque", "paraphrase")
+
+#: the hand-written lexicon of relation-name paraphrases (its header says what it is)
+RELATION_NAME_LEXICON = resource_path("paraphrases", "relation_names.yaml")
 
 
 def synonym_label(
-    label: str, taken: set[str] | Vocabulary, naming: str = "alias", index: int = 0
+    label: str,
+    taken: set[str] | Vocabulary,
+    naming: str = "alias",
+    index: int = 0,
+    seed: int = 0,
 ) -> str:
     """A new name for a synonym of relation ``label``, not already in ``taken``.
 
@@ -92,19 +104,102 @@ def synonym_label(
     ``opaque`` replaces it with a code (``people.person.property_7``;
     ``__people__person__property_7`` in PathQuestion's spelling), so nothing in the name
     ties it to ``label`` and only the graph can (the stress test for SCOS: a walk that matches
-    question words to relation names cannot follow it by its name).
+    question words to relation names cannot follow it by its name); ``paraphrase`` rewrites it
+    in other words (``people.person.citizenship``; :func:`paraphrase_label`, drawn with
+    ``seed`` and ``index``), as another KG or editor would name the same property.
     """
     if naming not in NAMINGS:
         raise ValueError(f"synonym naming {naming!r}; expected one of {', '.join(NAMINGS)}")
-    # the domain part in either spelling: "people.person." or PathQuestion's "__people__person__"
-    sep = "." if "." in label else "__"
-    domain = label[: label.rfind(sep) + len(sep)] if sep in label.strip("_") else ""
+    if naming == "paraphrase":
+        return paraphrase_label(label, taken, np.random.default_rng([seed, index]))
+    domain, _ = _split_label(label)
     for i in range(1000):
         if naming == "alias":
             name = f"{label}_alias" if i == 0 else f"{label}_alias{i + 1}"
         else:
             name = f"{domain}property_{index}" if i == 0 else f"{domain}property_{index}_{i + 1}"
         if name not in taken:
+            return name
+    raise ValueError(f"no free synonym name for relation {label!r}")
+
+
+def _split_label(label: str) -> tuple[str, str]:
+    """``(domain part with its separator, property)``: ``people.person.`` + ``nationality``,
+    ``__people__person__`` + ``place_of_birth`` (PathQuestion's spelling), ``""`` + ``gender``."""
+    sep = "." if "." in label else "__"
+    if sep not in label.strip("_"):
+        return "", label
+    cut = label.rfind(sep) + len(sep)
+    return label[:cut], label[cut:]
+
+
+@functools.cache
+def _name_lexicon() -> tuple[dict[tuple[str, ...], list[list[str]]], ...]:
+    """:data:`RELATION_NAME_LEXICON` as ``(phrases, words)``: key words -> alternatives' words."""
+    raw = OmegaConf.to_container(OmegaConf.load(RELATION_NAME_LEXICON), resolve=False)
+    return tuple(
+        {tuple(k.split()): [str(a).split() for a in alts] for k, alts in raw[part].items()}
+        for part in ("phrases", "words")
+    )
+
+
+def paraphrase_label(label: str, taken: set[str] | Vocabulary, rng: np.random.Generator) -> str:
+    """``label`` with its property rewritten in other words, its domain part kept.
+
+    The property's words (``place_of_birth``: place, of, birth) go through one operation drawn
+    uniformly from those that apply, and with probability 1/2 a second one on the words the
+    first left unchanged: swap ``A of B`` to ``B A`` (once), or replace a phrase or a word of
+    the lexicon (:data:`RELATION_NAME_LEXICON`, hand-written) by one of its alternatives.  A
+    property none applies to gets ``has`` in front (``r_gender`` -> ``has_r_gender``).  A
+    label without a word of two letters is a code (``r012``, ``P31``): its paraphrase is the
+    next free code of its form (``r100``), since a code has no words to rewrite.  So
+    ``people.person.place_of_birth`` may become ``people.person.birthplace``,
+    ``people.person.birth_location`` or ``people.person.born_in``; the domain part stays
+    (entity types are read from it, :func:`lokg.scos.entity_types.domain_types`), so a
+    planted graph differs from an ``alias`` one in the names of its planted relations alone.
+    """
+    domain, prop = _split_label(label)
+    if not re.search(r"[^\W\d_]{2}", prop):  # a code: no word to paraphrase
+        stem = label.rstrip("0123456789")
+        width = len(label) - len(stem)
+        for n in range(10 ** max(width, 1) * 10):
+            name = f"{stem}{n:0{width}d}"
+            if name not in taken:
+                return name
+        raise ValueError(f"no free synonym name for relation {label!r}")
+    phrases, words = _name_lexicon()
+    toks = [(w, False) for w in prop.split("_") if w]  # (word, written by an operation)
+    swapped = False
+    for step in range(2):
+        ops: list[tuple] = []
+        plain = [w.lower() for w, _ in toks]
+        of = [i for i in range(1, len(toks) - 1) if plain[i] == "of"]
+        if of and not swapped:
+            ops.append(("swap", of[0]))
+        for table in (phrases, words):
+            for key, alts in table.items():
+                for i in range(len(toks) - len(key) + 1):
+                    span = toks[i : i + len(key)]
+                    if tuple(plain[i : i + len(key)]) == key and not any(f for _, f in span):
+                        ops.append(("replace", i, len(key), alts))
+        if not ops:
+            if step == 0:
+                toks = [("has", True), *toks]
+            break
+        op = ops[int(rng.integers(len(ops)))]
+        if op[0] == "swap":
+            i = op[1]
+            toks, swapped = toks[i + 1 :] + toks[:i], True
+        else:
+            _, i, n, alts = op
+            alt = alts[int(rng.integers(len(alts)))]
+            toks = toks[:i] + [(w, True) for w in alt] + toks[i + n :]
+        if step == 0 and rng.random() >= 0.5:
+            break
+    base = domain + "_".join(w for w, _ in toks)
+    for i in range(1000):
+        name = base if i == 0 else f"{base}_{i + 1}"
+        if name not in taken and name != label:
             return name
     raise ValueError(f"no free synonym name for relation {label!r}")
 
@@ -148,7 +243,8 @@ def plant_synonyms(
 
     Picks ``num_synonyms`` relations with at least ``min_triples`` triples uniformly at
     random and moves a random share (uniform in ``share``) of each one's triples to a new
-    relation named by :func:`synonym_label` (``naming``: ``alias`` or ``opaque``).  Entity
+    relation named by :func:`synonym_label` (``naming``: ``alias``, ``opaque`` or
+    ``paraphrase``, whose words are drawn with ``seed`` apart from the triples).  Entity
     ids, triple order and every other relation are unchanged, so ``(base, synonym)`` is
     exactly what SCOS should merge.  ``protect`` (``[T]`` bool) marks triples that keep
     their name whatever is drawn (e.g. the training questions' gold-path triples, so that a
@@ -181,7 +277,7 @@ def plant_synonyms(
     labels = list(kg.relations.labels)
     taken = set(labels)
     for slot, b in enumerate(base.tolist()):
-        name = synonym_label(labels[b], taken, naming, index=slot)
+        name = synonym_label(labels[b], taken, naming, index=slot, seed=seed)
         taken.add(name)
         labels.append(name)
     planted = KnowledgeGraph(

@@ -63,7 +63,7 @@ class SCOSResult:
             (``scos.merge_inverse``; ``None``: all +1).
         inverse_report: the inverse merges, reported apart from the synonym merges.
         refused_report: admissible pairs a guard refused (``scos.max_split_z``,
-            ``scos.max_contradiction``).
+            ``scos.max_contradiction``, ``scos.min_name_cosine``).
         below_support: relations kept out of merging by ``scos.min_support``.
         inverse_refused: inverse pairs ``scos.max_contradiction`` refused.
     """
@@ -147,6 +147,11 @@ class SCOSResult:
                     f"{head}contradiction {ref.counts.describe()} > "
                     f"{self.config.get('max_contradiction')}"
                 )
+            elif ref.reason == "name":
+                lines.append(
+                    f"{head}name cosine {ref.name_cosine:.3f} < "
+                    f"{self.config.get('min_name_cosine')} (the names mean different things)"
+                )
             else:
                 lines.append(
                     f"{head}split z {ref.split_z:.2f} > {self.config.get('max_split_z')} (more "
@@ -173,7 +178,8 @@ class SCOSResult:
                 f"(NMI {m.nmi:.3f}, Jaccard {m.jaccard:.3f}, cos {m.cosine:.3f}; "
                 f"H {m.entropy_left:.3f}/{m.entropy_right:.3f}; loss {m.loss:.4f})"
             )
-            lines.append(f"        contradiction {m.counts.describe()}")
+            named = "" if m.name_cosine is None else f"; name cosine {m.name_cosine:.3f}"
+            lines.append(f"        contradiction {m.counts.describe()}{named}")
             lines += _example_lines(m.examples, ", ".join(m.left), ", ".join(m.right))
         return "\n".join(lines) + "\n"
 
@@ -275,6 +281,7 @@ def compress(
     relation_embeddings: np.ndarray | None,
     cfg: SCOSConfig | Mapping[str, Any] | None = None,
     entity_embeddings: np.ndarray | None = None,
+    relation_names: np.ndarray | None = None,
     **overrides: Any,
 ) -> SCOSResult:
     """Run SCOS on ``kg`` (Section 2.3).
@@ -286,6 +293,9 @@ def compress(
         cfg: :class:`SCOSConfig` or a mapping of its keys (e.g. the Hydra ``scos`` node).
         entity_embeddings: ``[E, d]`` TransE entity embeddings, for learned entity types
             (``entity_types=transe``, or ``auto`` on a graph without types or domains).
+        relation_names: ``[R0, d]`` sentence embeddings of the relation names
+            (:func:`lokg.scos.names.name_embeddings`), needed by ``min_name_cosine`` and
+            recorded per merge when given.
         overrides: individual keys overriding ``cfg``.
 
     Returns:
@@ -311,6 +321,12 @@ def compress(
             relation_embeddings = relation_embeddings.detach().cpu().numpy()
         if hasattr(entity_embeddings, "detach"):
             entity_embeddings = entity_embeddings.detach().cpu().numpy()
+        if config.min_name_cosine is not None and relation_names is None:
+            raise ValueError(
+                "scos.min_name_cosine needs the relation names' sentence embeddings: pass "
+                "relation_names=lokg.scos.names.name_embeddings(kg.relations.labels, encoder), "
+                "or set scos.min_name_cosine=null"
+            )
         used_types = config.entity_types
         if used_types == "auto":
             used_types = resolve_entity_types(
@@ -333,6 +349,8 @@ def compress(
             min_support=int(config.min_support),
             max_split_z=config.max_split_z,
             max_contradiction=config.max_contradiction,
+            names=None if relation_names is None else np.asarray(relation_names, np.float64),
+            min_name_cosine=config.min_name_cosine,
         )
         labels, merges, total_entropy = outcome.labels, outcome.merges, outcome.total_entropy
         refused, below_support = outcome.refused, outcome.below_support

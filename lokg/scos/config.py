@@ -40,6 +40,11 @@ class SCOSConfig:
             share of their shared heads with other tails, between relations that state some
             fact in common; :mod:`lokg.scos.contradiction`) exceeds this, in [0, 1] (beyond
             the paper, whose setting is ``None``: no such test).
+        min_name_cosine: refuse to merge two clusters if the relation names of some member
+            pair mean different things: the sentence-encoder cosine of their property words
+            below this, in [0, 1] (beyond the paper, whose setting is ``None``: names are not
+            read; :mod:`lokg.scos.names`).  Needs the names' embeddings
+            (``compress(relation_names=...)``).
     """
 
     mode: str = "greedy"
@@ -53,6 +58,7 @@ class SCOSConfig:
     min_support: int = 1
     max_split_z: float | None = None
     max_contradiction: float | None = None
+    min_name_cosine: float | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -85,6 +91,15 @@ class SCOSConfig:
             raise ValueError(
                 f"scos.max_contradiction must be null or a number in [0, 1], "
                 f"got {self.max_contradiction!r}"
+            )
+        if self.min_name_cosine is not None and (
+            isinstance(self.min_name_cosine, bool)
+            or not isinstance(self.min_name_cosine, int | float)
+            or not 0.0 <= self.min_name_cosine <= 1.0
+        ):
+            raise ValueError(
+                f"scos.min_name_cosine must be null or a number in [0, 1], "
+                f"got {self.min_name_cosine!r}"
             )
         if self.epsilon < 0:
             raise ValueError(f"scos.epsilon must be >= 0, got {self.epsilon}")

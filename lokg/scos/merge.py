@@ -22,7 +22,10 @@ roles of one event (a trade's ``exported_to`` and ``imported_from``) or two attr
 entity, not one relation under two names; and ``max_contradiction`` refuses a pair whose
 contradiction rate (:mod:`lokg.scos.contradiction`: the share of shared heads with other
 tails, between relations that state some fact in common) exceeds it: ``directed_by`` and
-``written_by``.
+``written_by``.  A fourth, ``min_name_cosine`` (:mod:`lokg.scos.names`), refuses a pair whose
+relation names mean different things (the sentence-encoder cosine of their property words
+below it, for some pair of members): ``religion.religion.beliefs`` and ``holidays``, which
+no graph signal tells from a split synonym.
 
 Whatever the settings, every merge records its contradiction (rate and counts) and up to
 three heads that carry both sides with their tails, so a merge can be audited from the
@@ -39,6 +42,7 @@ import scipy.sparse as sp
 
 from lokg.kg.graph import KnowledgeGraph
 from lokg.scos.contradiction import Contradiction, CountedRecord, contradiction, named_examples
+from lokg.scos.names import is_code, name_cosine
 from lokg.scos.similarity import (
     adaptive_threshold,
     cosine_similarity,
@@ -71,7 +75,9 @@ class MergeRecord(CountedRecord):
     The contradiction fields (:mod:`lokg.scos.contradiction`) are recorded whatever the
     settings; a report written before they existed loads with their defaults (zeros, no
     example).  ``examples``: heads carrying both sides with their tails
-    (:func:`lokg.scos.contradiction.named_examples`).
+    (:func:`lokg.scos.contradiction.named_examples`).  ``name_cosine``: the smallest name
+    cosine across the two sides (:func:`lokg.scos.names.name_cosine`) when relation names were
+    given (``scos.min_name_cosine``), else ``None``.
     """
 
     step: int
@@ -90,6 +96,7 @@ class MergeRecord(CountedRecord):
     differing_heads: int = 0
     common_facts: int = 0
     examples: list[dict] = field(default_factory=list)
+    name_cosine: float | None = None
 
 
 @dataclass
@@ -97,8 +104,9 @@ class RefusedPair(CountedRecord):
     """A pair whose similarity reached its threshold and that a guard refused (a line of the
     merge report, so a user sees what the guards kept apart).
 
-    ``reason``: ``split_z`` (``max_split_z``'s test) or ``contradiction``
-    (``max_contradiction``'s); ``split_z`` is ``None`` when that test is off.
+    ``reason``: ``split_z`` (``max_split_z``'s test), ``contradiction``
+    (``max_contradiction``'s) or ``name`` (``min_name_cosine``'s); ``split_z`` and
+    ``name_cosine`` are ``None`` when their test is off.
     """
 
     left: list[str]
@@ -111,6 +119,7 @@ class RefusedPair(CountedRecord):
     shared_heads: int = 0
     differing_heads: int = 0
     common_facts: int = 0
+    name_cosine: float | None = None
 
 
 @dataclass
@@ -122,8 +131,8 @@ class MergeOutcome:
             smallest original relation id).
         merges: the merges in order.
         total_entropy: ``sum_r H(r)`` over R0 (Eq. (4)), the normaliser of L_info.
-        refused: the admissible pairs a guard (``max_split_z``, ``max_contradiction``) refused,
-            in the order they were scored.
+        refused: the admissible pairs a guard (``max_split_z``, ``max_contradiction``,
+            ``min_name_cosine``) refused, in the order they were scored.
         below_support: relations kept out of every merge by ``min_support``.
     """
 
@@ -283,6 +292,8 @@ def greedy_merge(
     min_support: int = 1,
     max_split_z: float | None = None,
     max_contradiction: float | None = None,
+    names: np.ndarray | None = None,
+    min_name_cosine: float | None = None,
 ) -> MergeOutcome:
     """Greedy hierarchical merging (Section 2.3) under Eq. (3) similarity, Eq. (5) threshold.
 
@@ -298,6 +309,11 @@ def greedy_merge(
         max_contradiction: refuse a pair whose contradiction rate
             (:func:`lokg.scos.contradiction.contradiction`) exceeds this (None: the paper;
             module doc).
+        names: ``[R0, d]`` sentence embeddings of the relation names
+            (:func:`lokg.scos.names.name_embeddings`); needed by ``min_name_cosine``, and
+            recorded per merge when given.
+        min_name_cosine: refuse a pair whose :func:`lokg.scos.names.name_cosine` is below
+            this (None: the paper; module doc).
     """
     embeddings = np.asarray(embeddings)
     if embeddings.ndim != 2 or embeddings.shape[0] != kg.num_relations:
@@ -307,6 +323,17 @@ def greedy_merge(
         )
     if types.shape != (kg.num_entities,):
         raise ValueError(f"entity types must have shape [{kg.num_entities}], got {types.shape}")
+    if min_name_cosine is not None and names is None:
+        raise ValueError("scos.min_name_cosine needs the relation names' embeddings (names=)")
+    if names is not None and (names.ndim != 2 or names.shape[0] != kg.num_relations):
+        raise ValueError(
+            f"relation name embeddings must have shape [{kg.num_relations}, d], "
+            f"got {list(names.shape)}"
+        )
+    if names is not None:  # unit rows, so that a dot product is the cosine
+        norms = np.linalg.norm(names, axis=1, keepdims=True)
+        names = names / np.where(norms > 0, norms, 1.0)
+    coded = np.array([is_code(label) for label in kg.relations.labels], dtype=bool)
     w1, w2, w3 = weights
     st = _Clusters(kg, embeddings, types)
     R = st.R
@@ -314,17 +341,24 @@ def greedy_merge(
     eligible = np.array([len(k) >= min_support for k in st.keys], dtype=bool)
     refused: list[RefusedPair] = []
 
+    def names_of(a: int, b: int) -> float | None:
+        """The name cosine of two slots (None without names, or when a side is all codes)."""
+        return None if names is None else name_cosine(names, coded, st.members[a], st.members[b])
+
     def allowed(a: int, b: int, sim: float, theta: float) -> bool:
-        """The guards' tests of an admissible pair (split z, then contradiction); a refusal
-        is recorded."""
-        if max_split_z is None and max_contradiction is None:
+        """The guards' tests of an admissible pair (split z, contradiction, then names); a
+        refusal is recorded."""
+        if max_split_z is None and max_contradiction is None and min_name_cosine is None:
             return True
         z = None if max_split_z is None else float(st.split_excess(a, b))
         c = None if max_contradiction is None else st.contradiction(a, b)
+        n = None if min_name_cosine is None else names_of(a, b)
         if z is not None and z > max_split_z:
             reason = "split_z"
         elif c is not None and c.rate > max_contradiction:
             reason = "contradiction"
+        elif n is not None and n < min_name_cosine:
+            reason = "name"
         else:
             return True
         names = kg.relations.labels
@@ -340,6 +374,7 @@ def greedy_merge(
                 shared_heads=0 if c is None else c.shared_heads,
                 differing_heads=0 if c is None else c.differing_heads,
                 common_facts=0 if c is None else c.common_facts,
+                name_cosine=n,
             )
         )
         return False
@@ -409,6 +444,7 @@ def greedy_merge(
                 differing_heads=counts.differing_heads,
                 common_facts=counts.common_facts,
                 examples=named_examples(kg, st.keys[i], st.keys[j]),
+                name_cosine=names_of(i, j),
             )
         )
         a, b = min(i, j), max(i, j)

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -252,19 +250,6 @@ def test_ours_guards_with_contradiction_and_the_paper_does_not():
 
 
 # ---------------------------------------------------------------- bench/bench_scos.py
-
-
-@pytest.fixture(scope="module")
-def bench():
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[2] / "bench" / "bench_scos.py"
-    sys.path.insert(0, str(path.parent))  # the bench imports its sibling _data.py
-    spec = importlib.util.spec_from_file_location("lokg_bench_scos", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_falsemerge_counts_non_synonym_pairs(bench):
