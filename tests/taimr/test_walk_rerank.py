@@ -228,3 +228,32 @@ def test_the_rerank_module_learns_to_put_the_gold_candidate_first():
     assert losses[0] > 0.5 and losses[-1] < 0.1  # from near log 2 (two candidates) to near 0
     lp = score_batch(m.net.eval(), batch_items([items["a"], items["b"]])).view(2, 2)
     assert lp[0].argmax() == 0 and lp[1].argmax() == 1
+
+
+def test_an_exported_answer_gat_loads_with_the_same_scores_and_default_finds_it(tmp_path):
+    from omegaconf import OmegaConf
+
+    from lokg.models.rerank_module import RerankModule
+    from lokg.taimr.walk.rerank import RERANK_CONFIG, load_answer_gat, save_answer_gat
+    from lokg.taimr.walk.retriever import _reranker
+
+    from .conftest import KeywordEncoder
+
+    torch.manual_seed(0)
+    m = RerankModule(node_dim=7, rel_dim=3, query_dim=4, hidden=8, heads=2, dropout=0.0)
+    walk = tmp_path / "qgat-x"
+    walk.mkdir()
+    out = tmp_path / "rerank-y"
+    save_answer_gat(out, m.net, m.architecture(), {"walk_dir": str(walk), "best_value": 0.5})
+    model = OmegaConf.load(RERANK_CONFIG).model
+    OmegaConf.save(OmegaConf.create({"model": model}), out / "config.yaml")
+    net, meta = load_answer_gat(out)
+    args = (torch.randn(3, 7), torch.tensor([[0, 1], [1, 2]]), torch.arange(2), torch.randn(2, 3),
+            torch.randn(1, 4), torch.zeros(2, dtype=torch.long), torch.tensor([1, 2]),
+            torch.zeros(2, dtype=torch.long))  # fmt: skip
+    assert torch.allclose(net(*args), m.net.eval()(*args))
+    assert meta["architecture"]["max_candidates"] == 32
+    r = _reranker(walk, "default", None, KeywordEncoder(model_id="test/keywords"))
+    assert r.weight == 1.0 and r.max_candidates == 32 and r.use_transe
+    with pytest.raises(FileNotFoundError, match="experiment=train_rerank"):
+        _reranker(tmp_path / "qgat-other", "default", 2.0, None)

@@ -354,9 +354,10 @@ def build_learned(
     ``"join"`` (several topic entities: each walks with its view, answers by the join) or
     ``"union"`` (every topic walks with the whole question, answers merged by logsumexp: the
     walk before issue 28, an ablation; ``+retriever.anchors=union``). ``rerank``: the answer
-    GAT that re-scores the walk's candidates (issue 28 §3): ``"latest"`` (the dataset's
-    latest ``rerank-*`` artifact, beside ``model_dir``) or a ``rerank-*`` directory; ``None``
-    (the default): none. ``rerank_weight``: omega (``None``: the artifact's).
+    GAT that re-scores the walk's candidates (issue 28 §3): ``"default"`` (the one trained on
+    ``model_dir``'s candidates with the default settings), ``"latest"`` (the dataset's last
+    trained ``rerank-*``) or a ``rerank-*`` directory; ``None`` (the default): none.
+    ``rerank_weight``: omega (``None``: the artifact's).
 
     The walk takes every triple in both directions by itself, so it walks ``kg``'s own part
     (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`): an added inverse edge
@@ -404,15 +405,24 @@ def build_learned(
 
 
 def _reranker(model_dir: Path, rerank: str, weight: float | None, encoder) -> Reranker:
-    """The answer GAT named by ``retriever.rerank`` (:func:`build_learned`)."""
+    """The answer GAT named by ``retriever.rerank`` (:func:`build_learned`): ``"default"``
+    (trained on ``model_dir``'s candidates with the default ``model=rerank`` settings, the
+    best on val), ``"latest"`` (the dataset's last trained) or a ``rerank-*`` directory."""
     from lokg.artifacts import latest
-    from lokg.taimr.walk.rerank import KIND
+    from lokg.taimr.walk.rerank import KIND, rerank_models
 
-    directory = latest(model_dir.resolve().parent, KIND) if rerank == "latest" else Path(rerank)
+    root = model_dir.resolve().parent
+    if rerank == "default":
+        found = rerank_models(root, model_dir)
+        directory = found[0] if found else None
+    elif rerank == "latest":
+        directory = latest(root, KIND)
+    else:
+        directory = Path(rerank)
     if directory is None:
         raise FileNotFoundError(
-            f"retriever.rerank=latest: no answer GAT beside {model_dir}; run `python train.py "
-            "experiment=train_rerank data=...` first"
+            f"retriever.rerank={rerank}: no answer GAT for the walk {model_dir.name}; run "
+            "`python train.py experiment=train_rerank data=...` first"
         )
     net, meta = load_answer_gat(directory.resolve())
     a = meta["architecture"]
