@@ -216,19 +216,19 @@ def main() -> int:
     for data in args.data:
         print(f"\n{data}")
         print(
-            f"{'row':<36} {'group':<18} {'hits@1':>7} {'cov@B':>7} {'recall':>7} {'all@B':>7} "
+            f"{'row':<48} {'group':<18} {'hits@1':>7} {'cov@B':>7} {'recall':>7} {'all@B':>7} "
             f"{'tok/q':>7} {'tok/ans':>7} {'n':>5}"
         )
         for row in args.rows:
             res = results[(data, row)]
             for g, m in res["groups"].items():
                 print(
-                    f"{row:<36} {g:<18} {m['hits@1']:>7.3f} {m['coverage']:>7.3f} "
+                    f"{row:<48} {g:<18} {m['hits@1']:>7.3f} {m['coverage']:>7.3f} "
                     f"{m['answer_recall']:>7.3f} {m['coverage_all_constraints']:>7.3f} "
                     f"{m['tok/q']:>7.1f} {m.get('tok/answer', math.nan):>7.1f} {m['n']:>5}"
                 )
             if res["ledger"]:
-                print(f"{'':<36} ledger {res['ledger']}")
+                print(f"{'':<48} ledger {res['ledger']}")
     chains = {d: chain_hits1(d, args.split, args.budget, ledger, args.rerun_test)
               for d in args.chain_data}  # fmt: skip
     for d, (h, cite) in chains.items():

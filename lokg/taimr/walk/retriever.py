@@ -355,8 +355,8 @@ def build_learned(
     ``"union"`` (every topic walks with the whole question, answers merged by logsumexp: the
     walk before issue 28, an ablation; ``+retriever.anchors=union``). ``rerank``: the answer
     GAT that re-scores the walk's candidates (issue 28 §3): ``"default"`` (the one trained on
-    ``model_dir``'s candidates with the default settings), ``"latest"`` (the dataset's last
-    trained ``rerank-*``) or a ``rerank-*`` directory; ``None`` (the default): none.
+    ``model_dir``'s candidates with the default settings) or a ``rerank-*`` directory;
+    ``None`` (the default): none.
     ``rerank_weight``: omega (``None``: the artifact's).
 
     The walk takes every triple in both directions by itself, so it walks ``kg``'s own part
@@ -407,16 +407,12 @@ def build_learned(
 def _reranker(model_dir: Path, rerank: str, weight: float | None, encoder) -> Reranker:
     """The answer GAT named by ``retriever.rerank`` (:func:`build_learned`): ``"default"``
     (trained on ``model_dir``'s candidates with the default ``model=rerank`` settings, the
-    best on val), ``"latest"`` (the dataset's last trained) or a ``rerank-*`` directory."""
-    from lokg.artifacts import latest
-    from lokg.taimr.walk.rerank import KIND, rerank_models
+    best on val) or a ``rerank-*`` directory."""
+    from lokg.taimr.walk.rerank import rerank_models
 
-    root = model_dir.resolve().parent
     if rerank == "default":
-        found = rerank_models(root, model_dir)
+        found = rerank_models(model_dir.resolve().parent, model_dir)
         directory = found[0] if found else None
-    elif rerank == "latest":
-        directory = latest(root, KIND)
     else:
         directory = Path(rerank)
     if directory is None:
