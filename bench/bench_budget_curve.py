@@ -54,7 +54,7 @@ METHODS = {
     "bfs_out": ["retriever=bfs", "retriever.direction=out", "encoder=truncate",
                 "method=BFS-out+truncate", "configuration=bfs_out"],
     # semantic top-K triples within L hops (the "w/o TAIMR" retriever) cut at B
-    "semantic": ["retriever=off", "encoder=truncate", "method=semantic+truncate",
+    "semantic": ["retriever=semantic", "encoder=truncate", "method=semantic+truncate",
                  "configuration=semantic"],
     # KAPING's retrieval (Table 4: 1 hop, top-20 of a 200-triple pool) cut at B
     "kaping": ["retriever=kaping", "encoder=truncate", "method=KAPING-retrieval+truncate",

@@ -17,7 +17,7 @@ directory) holds the artifacts, as for ``train.py`` and ``evaluate.py``.
 LLM: Hits@1 is the retriever's top answer) for every cell of the grid attention
 (``retriever.attention``: uniform | gat) x relation linking (``retriever.relation_linking``:
 chain | off) x mu (``retriever.lambda_topo``: 1 | 0), on top of ``experiment=<--experiment>``,
-plus the semantic "w/o TAIMR" retriever (``retriever=off``) as a reference. Per dataset it
+plus the semantic "w/o TAIMR" retriever (``retriever=semantic``) as a reference. Per dataset it
 prints retriever-only Hits@1, answer coverage (a gold answer is in the evidence sent) and
 the mean evidence tokens per question (T_after), and marks the cells that are the retrievers
 of ``experiment=paper`` and ``experiment=lokg``. The GAT cells need the dataset's trained
@@ -127,7 +127,7 @@ def quality(args: argparse.Namespace) -> None:
             )
             for a, k, lt in grid
         ]
-        cells.append(("semantic (retriever=off, w/o TAIMR)", ["retriever=off"], None))
+        cells.append(("semantic (retriever=semantic, w/o TAIMR)", ["retriever=semantic"], None))
         rows = []
         for label, overrides, key in cells:
             out = run(compose(name, [*base, *overrides]))

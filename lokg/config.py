@@ -36,6 +36,7 @@ from lokg.errors import InputError
 DEPRECATED_OPTIONS = {
     ("model", "qgat"): "walk",
     ("experiment", "train_qgat"): "train_walk",
+    ("retriever", "off"): "semantic",
 }
 
 log = logging.getLogger(__name__)

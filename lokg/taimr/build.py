@@ -90,7 +90,7 @@ def build_semantic(
     pool_limit: int = 200,
     **_unused: object,
 ) -> SemanticRetriever:
-    """``retriever=off``: plain semantic-similarity retrieval (the "w/o TAIMR" ablation).
+    """``retriever=semantic``: plain semantic-similarity retrieval (the "w/o TAIMR" ablation).
 
     Extra keyword arguments the TAIMR factory takes (``edge_log_alpha``, ``train_questions``) are
     accepted and ignored so both are called the same way.

@@ -285,7 +285,7 @@ class TAIMRRetriever(Retriever):
 
 
 class SemanticRetriever(Retriever):
-    """``retriever=off`` ("w/o TAIMR"): plain semantic-similarity retrieval.
+    """``retriever=semantic`` ("w/o TAIMR"): plain semantic-similarity retrieval.
 
     Triples within ``max_hops`` out-hops of the topic entities (at most ``pool_limit``,
     breadth first) are verbalised "head relation tail" and ranked by cosine similarity to
