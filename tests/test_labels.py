@@ -111,15 +111,27 @@ RETRIEVAL_ROWS = {
     "learned + answer GAT, omega 4":
         ("learned + answer GAT, omega 4", "bench:learned_+_answer_GAT_omega_4", "full"),
     "learned + answer GAT, no message passing":
-        ("learned + answer GAT, no message passing", "bench:learned_+_answer_GAT_no_message_passing", "full"),
+        (
+            "learned + answer GAT, no message passing",
+            "bench:learned_+_answer_GAT_no_message_passing",
+            "full",
+        ),
     "learned + answer GAT, no TransE e_r":
         ("learned + answer GAT, no TransE e_r", "bench:learned_+_answer_GAT_no_TransE_e_r", "full"),
     "learned + answer GAT, no question in attention":
-        ("learned + answer GAT, no question in attention", "bench:learned_+_answer_GAT_no_question_in_attention", "full"),
+        (
+            "learned + answer GAT, no question in attention",
+            "bench:learned_+_answer_GAT_no_question_in_attention",
+            "full",
+        ),
     "learned, grouped rendering":
         ("learned, grouped rendering", "bench:learned_grouped_rendering", "full"),
     "learned, GAT node states in the step logits":
-        ("learned, GAT node states in the step logits", "bench:learned_GAT_node_states_in_the_step_logits", "full"),
+        (
+            "learned, GAT node states in the step logits",
+            "bench:learned_GAT_node_states_in_the_step_logits",
+            "full",
+        ),
 }  # fmt: skip
 
 
