@@ -67,8 +67,9 @@ def main() -> None:
     first = time.perf_counter() - t0
     hits = sum(mckp._dp_kernel.stats.cache_hits.values())
     fresh = numba.njit(cache=False)(mckp._dp_kernel.py_func)
+    table = np.empty((len(costs), b + 1), dtype=mckp._choice_dtype(costs.shape[1]))
     t0 = time.perf_counter()
-    fresh(costs, values, b)
+    fresh(costs, values, b, table)
     compile_s = time.perf_counter() - t0
     print(
         f"numba {numba.__version__}: uncached compile + first run {compile_s:.2f} s; "

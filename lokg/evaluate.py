@@ -82,8 +82,10 @@ def ledger_key(cfg: DictConfig, ignore: Sequence[str] = ()) -> str:
     resolved = OmegaConf.to_container(cfg, resolve=True)
     plain = {k: resolved.get(k) for k in _RUN_KEYS if k not in skip}
     retriever = plain.get("retriever")
-    if isinstance(retriever, dict) and retriever.get("model_dir"):
-        retriever["model_dir"] = Path(str(retriever["model_dir"])).name
+    if isinstance(retriever, dict):
+        for key in ("model_dir", "rerank"):  # artifacts by directory name, not machine path
+            if retriever.get(key):
+                retriever[key] = Path(str(retriever[key])).name
     return config_key(_strip_machine(plain))
 
 

@@ -236,6 +236,11 @@ class LOKG:
         walk = {}
         if need_walk:
             walk = {"model_dir": art.walk_dir, "relation_embeddings": art.relation_embeddings}
+            if cfg.retriever.get("rerank") is not None:  # resolved once, named in the run key
+                from lokg.taimr.walk.rerank import resolve_rerank
+
+                walk["rerank"] = str(resolve_rerank(art.walk_dir, cfg.retriever.rerank))
+                provenance["rerank"] = Path(walk["rerank"]).name
         retriever = retriever_over(
             datamodule, art, make_retriever, encoder=embedder, train_questions=train_questions,
             **({} if per_question else {"edge_log_alpha": art.edge_log_alpha}), **walk,

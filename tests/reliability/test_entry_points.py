@@ -63,7 +63,7 @@ CORPUS = [
     ("train-llm-not-read", "train", ["llm=extractive"],
      "Could not override 'llm'. No match in the defaults list"),
     ("train-model-typo", "train", ["model=tranze"],
-     "Could not find 'model/tranze'. Available options: gat, qgat, transe"),
+     "Could not find 'model/tranze'. Available options: gat, qgat, rerank, transe"),
     ("train-debug-typo", "train", ["debug=fdrr"], "Could not find 'debug/fdrr'"),
     # keys no schema declares
     ("train-added-key", "train", ["+epochs=3"], "Key 'epochs' not in 'TrainConfig'"),

@@ -20,7 +20,7 @@ def _q(text: str, *topics: str) -> Question:
     return Question(id="q", text=text, answers=("?",), topic_entities=topics)
 
 
-@pytest.mark.parametrize("name", ["taimr", "off"])
+@pytest.mark.parametrize("name", ["taimr", "semantic"])
 def test_retriever_configs_instantiate(name, family, encoder, tmp_path):
     factory = instantiate(OmegaConf.load(CONFIGS / "retriever" / f"{name}.yaml"))
     retriever = factory(

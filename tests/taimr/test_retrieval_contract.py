@@ -56,6 +56,23 @@ def _walk_model_dir(kg, encoder) -> Path:
     return out
 
 
+def _answer_gat_dir(walk_dir: Path, encoder) -> Path:
+    """An (untrained) answer-GAT artifact over ``walk_dir``'s candidates, sized for the
+    keyword encoder and :func:`_walk_model_dir`'s relation features."""
+    import torch
+
+    from lokg.models.rerank_module import RerankModule
+    from lokg.taimr.walk.joint import STRUCTURE_DIM
+    from lokg.taimr.walk.rerank import save_answer_gat
+
+    dim = encoder.encode(["x"]).shape[1]
+    torch.manual_seed(0)
+    m = RerankModule(dim + STRUCTURE_DIM, 4 + dim + 1, dim, hidden=8, heads=2, transe_dim=4)
+    out = walk_dir.parent / f"rerank-{walk_dir.name}"
+    save_answer_gat(out, m.net, m.architecture(), {"walk_dir": str(walk_dir)})
+    return out
+
+
 class ChatDouble:
     """Chat-client test double for retrievers that call the LLM (``uses_llm``: ToG, GraphRAG):
     every prompt gets the same canned reply (their parsers fall back where it does not fit)."""
@@ -68,8 +85,10 @@ def _build(name: str, kg, encoder, train_questions=()):
     cfg = _load(name)
     factory = instantiate(cfg)
     extra = {"chat": ChatDouble()} if cfg.get("uses_llm") else {}
-    if name == "learned":
+    if name in ("learned", "learned_gat"):
         extra = {"model_dir": _walk_model_dir(kg, encoder), "relation_embeddings": None}
+    if name == "learned_gat":
+        extra["rerank"] = str(_answer_gat_dir(extra["model_dir"], encoder))
     return factory(
         kg=kg,
         encoder=encoder,

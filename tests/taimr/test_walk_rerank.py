@@ -92,9 +92,13 @@ def test_structure_features_say_which_anchors_reach_a_node_and_how_far(kg):
     assert (one.structure[:, 2 + L + MAX_DISTANCE + 1] == 1).all()
 
 
-def test_no_anchor_or_no_candidate_gives_no_joint_subgraph(kg):
+def test_no_anchor_or_no_answer_gives_no_joint_subgraph_and_an_anchor_may_be_a_candidate(kg):
     assert joint_graph(result(kg, [], [("cal", -1.0)], [])) is None
-    assert joint_graph(result(kg, ["ann"], [("ann", -1.0)], [])) is None  # the anchor itself
+    assert joint_graph(result(kg, ["ann"], [], [])) is None
+    g = joint_graph(result(kg, ["ann"], [("ann", -0.5), ("cal", -1.0)], [path(kg, "ann", "cal")]))
+    label = [kg.entities.label(int(e)) for e in g.nodes]
+    assert [label[i] for i in g.candidates] == ["ann", "cal"] and label.count("ann") == 1
+    assert g.structure[0, 0] == 1 and g.structure[0, 1] == 1  # anchor and candidate
 
 
 def test_candidate_log_softmax_normalises_within_each_question():
@@ -129,16 +133,36 @@ def test_the_answer_gat_scores_one_logit_per_candidate_and_needs_two_or_no_layer
         AnswerGAT(5, 3, 4, layers=1)
 
 
-def test_reorder_moves_answers_and_their_paths_keeping_the_rest_in_order(kg):
+def test_reorder_puts_the_answers_in_the_new_order_with_their_paths(kg):
     paths = [path(kg, "ann", "cal"), path(kg, "male", "cal"), path(kg, "ann", "dee")]
     res = result(kg, ["ann", "male"], [("cal", -1.0), ("dee", -2.0), ("eve", -3.0)], paths)
-    out = reorder(res, [1, 0], [0.5, 0.1])
+    out = reorder(res, [1, 0, 2], [0.5, 0.1, -3.0], keep=2)
     assert [a.label for a in out.answers] == ["dee", "cal", "eve"]
     assert [a.score for a in out.answers] == [0.5, 0.1, -3.0]
-    # two answers had paths: the new first two keep theirs, dee's first
+    # the first two answers' paths, dee's first
     assert [p.entities[-1] for p in out.paths] == [kg.entities[x] for x in ("dee", "cal", "cal")]
     assert list(out.triple_ids) == [paths[2].triple_ids[0], paths[0].triple_ids[0],
                                     paths[1].triple_ids[0]]  # fmt: skip
+    # keep: only the first k answers' paths
+    assert [p.entities[-1] for p in reorder(res, [0, 1, 2], [0, 0, 0], 1).paths] == [
+        kg.entities["cal"]
+    ] * 2
+    with pytest.raises(ValueError, match="permutation"):
+        reorder(res, [0, 1], [0, 0], keep=1)
+
+
+def test_an_answer_the_gat_did_not_score_gets_its_worst_candidates_log_probability():
+    from lokg.taimr.walk.rerank import fused_scores
+
+    walk = np.array([-1.0, -2.0, -4.0, -5.0])
+    gat = np.log(np.array([0.2, 0.8]))  # two candidates
+    fused = fused_scores(walk, gat, 2.0)
+    assert fused.tolist() == pytest.approx(
+        [-1 + 2 * np.log(0.2), -2 + 2 * np.log(0.8), -4 + 2 * np.log(0.2), -5 + 2 * np.log(0.2)]
+    )
+    # no answer after the candidates passes one: walk and GAT floor are both lower
+    assert max(fused[2:]) <= min(fused[:2])
+    assert fused_scores(walk, gat, 0.0).tolist() == walk.tolist()
 
 
 class ConstantNet(torch.nn.Module):
@@ -159,13 +183,13 @@ def test_the_fused_score_is_the_walks_plus_omega_times_the_gats_log_softmax(kg, 
 
     res = result(kg, ["ann"], [("cal", -1.0), ("dee", -1.0), ("eve", -1.5)],
                  [path(kg, "ann", x) for x in ("cal", "dee", "eve")])  # fmt: skip
-    net = ConstantNet(kg, {"cal": 0.0, "dee": 1.0, "eve": 3.0})
+    net = ConstantNet(kg, {"ann": 2.0, "cal": 0.0, "dee": 1.0, "eve": 3.0})
     g = joint_graph(res)
     net.nodes = g.nodes
     rel_feats = torch.zeros(2 * kg.num_relations, 3)
     enc = KeywordEncoder(model_id="test/keywords")
     out = Reranker(net, enc, 0.5, 32, 8, transe_dim=1, use_transe=True).rerank(
-        res, "which son of ann ?", rel_feats
+        res, "which son of ann ?", rel_feats, keep=3
     )
     z = np.log(np.exp(0) + np.exp(1) + np.exp(3))
     fused = {"cal": -1.0 + 0.5 * (0 - z), "dee": -1.0 + 0.5 * (1 - z), "eve": -1.5 + 0.5 * (3 - z)}
@@ -173,9 +197,12 @@ def test_the_fused_score_is_the_walks_plus_omega_times_the_gats_log_softmax(kg, 
     assert [a.score for a in out.answers] == pytest.approx(
         [fused[x] for x in ("eve", "dee", "cal")]
     )
-    # omega 0: the walk's order stands (ties keep it)
-    same = Reranker(net, enc, 0.0, 32, 8, 1, True).rerank(res, "which son of ann ?", rel_feats)
-    assert [a.label for a in same.answers] == ["cal", "dee", "eve"]
+    # omega 0: the walk's order stands (ties keep it), an anchor among the answers included
+    res = result(kg, ["ann"], [("ann", -0.5), ("cal", -1.0), ("dee", -1.0), ("eve", -1.5)],
+                 [path(kg, "ann", x) for x in ("cal", "dee", "eve")])  # fmt: skip
+    net.nodes = joint_graph(res).nodes
+    same = Reranker(net, enc, 0.0, 32, 8, 1, True).rerank(res, "son of ann ?", rel_feats, keep=4)
+    assert same.answers == res.answers and same.paths == res.paths
 
 
 def test_without_transe_its_columns_of_the_step_features_are_zero(kg):
@@ -253,7 +280,41 @@ def test_an_exported_answer_gat_loads_with_the_same_scores_and_default_finds_it(
             torch.zeros(2, dtype=torch.long))  # fmt: skip
     assert torch.allclose(net(*args), m.net.eval()(*args))
     assert meta["architecture"]["max_candidates"] == 32
-    r = _reranker(walk, "default", None, KeywordEncoder(model_id="test/keywords"))
+    walk_arch = {"transe_dim": 64, "name_dim": 384 - 64 - 1 - 1}  # rel_dim 3 would be 64+318+1
+    enc = KeywordEncoder(model_id="test/keywords")  # output_dim unknown: not checked
+    with pytest.raises(ValueError, match="expects 3 for the walk's relation features"):
+        _reranker(walk, "default", None, enc, walk_arch)
+    small = RerankModule(node_dim=7, rel_dim=66, query_dim=4, hidden=8, heads=2, dropout=0.0)
+    save_answer_gat(out, small.net, small.architecture(), {"walk_dir": str(walk)})
+    load_answer_gat.cache_clear()
+    r = _reranker(walk, "default", None, enc, {"transe_dim": 64, "name_dim": 1})
     assert r.weight == 1.0 and r.max_candidates == 32 and r.use_transe
     with pytest.raises(FileNotFoundError, match="experiment=train_rerank"):
-        _reranker(tmp_path / "qgat-other", "default", 2.0, None)
+        _reranker(tmp_path / "qgat-other", "default", 2.0, enc, walk_arch)
+
+
+def test_a_batch_offsets_each_questions_nodes_and_the_loss_sums_its_gold_candidates():
+    from lokg.models.rerank_module import RerankModule
+    from lokg.taimr.walk.rerank import JointItem, score_batch
+    from lokg.typing import Question
+
+    def item(n, m, cands, gold):
+        edges = torch.stack([torch.arange(m) % n, (torch.arange(m) + 1) % n])
+        x, rel, cands = torch.randn(n, 5), torch.randn(m, 3), torch.tensor(cands)
+        return JointItem(x, edges, rel, torch.randn(4), cands, torch.zeros(len(cands)),
+                         torch.tensor(gold))  # fmt: skip
+
+    torch.manual_seed(0)
+    a, b = item(3, 4, [1, 2], [True, False]), item(5, 2, [0, 3, 4], [True, False, True])
+    batch = batch_items([a, b])
+    assert batch.candidates.tolist() == [1, 2, 3 + 0, 3 + 3, 3 + 4]
+    assert batch.edge_index[:, 4:].tolist() == (b.edge_index + 3).tolist()
+    assert batch.edge_owner.tolist() == [0] * 4 + [1] * 2
+    assert batch.candidate_owner.tolist() == [0, 0, 1, 1, 1]
+    m = RerankModule(node_dim=5, rel_dim=3, query_dim=4, hidden=8, heads=2, dropout=0.0).eval()
+    m.set_items({"a": a, "b": b})
+    lp = score_batch(m.net, batch)
+    # L = -mean_q log sum_{gold} p: a's one gold candidate, b's two
+    want = -(lp[0] + torch.logsumexp(lp[torch.tensor([2, 4])], 0)) / 2
+    qs = [Question("a", "?", ("x",), ("y",)), Question("b", "?", ("x",), ("y",))]
+    assert torch.allclose(m.training_step(qs, 0), want)

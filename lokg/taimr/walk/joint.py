@@ -5,7 +5,8 @@ Built from any retriever's :class:`~lokg.retrieval.RetrievalResult`, so it is th
 whatever ranked the candidates.  Nodes, in this order (each once):
 
 1. the anchors (the question's topic entities found in the graph);
-2. the top ``max_candidates`` candidate answers, in the retriever's order;
+2. the retriever's top ``max_candidates`` answers, in its order (an anchor the retriever
+   ranks among them is a candidate too, placed once, with the anchors);
 3. every entity on a returned path (the walk's support from each anchor);
 4. up to ``max_neighbours`` neighbours of each candidate (one per relation first, then by
    triple id): the attributes a constraint reads ("is a film", "in 2010").
@@ -145,21 +146,25 @@ def _structure(n: int, src, dst, num_anchors: int, candidates: np.ndarray) -> np
 def joint_graph(
     result: RetrievalResult, max_candidates: int = 32, max_neighbours: int = 8
 ) -> JointGraph | None:
-    """The joint subgraph of ``result`` (module doc); ``None`` without anchors or candidates."""
+    """The joint subgraph of ``result`` (module doc); ``None`` without anchors or answers.
+    Its candidates are ``result.answers[:max_candidates]``, in that order."""
     kg = result.kg
     anchors = list(dict.fromkeys(int(t.entity) for t in result.topics))
-    cands = [int(a.entity) for a in result.answers if int(a.entity) not in anchors]
-    cands = list(dict.fromkeys(cands))[:max_candidates]
+    cands = [int(a.entity) for a in result.answers[:max_candidates]]
     if not anchors or not cands:
         return None
+    if len(set(cands)) != len(cands):
+        raise ValueError("joint_graph: a retrieval result ranks one entity twice")
     order: dict[int, None] = dict.fromkeys([*anchors, *cands])
-    paths = [*result.paths, *(a.path for a in result.answers[: len(cands)] if a.path)]
+    chosen = set(cands)
+    paths = [*result.paths, *(a.path for a in result.answers if a.path and a.entity in chosen)]
     for p in paths:
         order.update(dict.fromkeys(int(e) for e in p.entities))
     for c in cands:
         order.update(dict.fromkeys(_neighbours(kg, c, max_neighbours)))
     nodes = np.fromiter(order, dtype=np.int64)
     src, dst, rel = _steps(kg, nodes)
-    local = np.arange(len(anchors), len(anchors) + len(cands))
+    where = {e: i for i, e in enumerate(order)}
+    local = np.array([where[c] for c in cands], dtype=np.int64)
     structure = _structure(len(nodes), src, dst, len(anchors), local)
     return JointGraph(nodes, src, dst, rel, local, structure)

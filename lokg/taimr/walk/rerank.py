@@ -34,7 +34,7 @@ from torch import Tensor
 from lokg.embed import SentenceEncoder
 from lokg.nn.answer_gat import AnswerGAT, candidate_log_softmax
 from lokg.retrieval import RankedAnswer, RetrievalResult, triples_of_paths
-from lokg.taimr.walk.joint import STRUCTURE_DIM, JointGraph, joint_graph
+from lokg.taimr.walk.joint import JointGraph, joint_graph
 
 __all__ = [
     "KIND",
@@ -45,10 +45,12 @@ __all__ = [
     "NodeFeatures",
     "Reranker",
     "batch_items",
+    "fused_scores",
     "joint_item",
     "load_answer_gat",
     "reorder",
     "rerank_models",
+    "resolve_rerank",
     "save_answer_gat",
     "step_features",
 ]
@@ -181,29 +183,40 @@ def score_batch(net: AnswerGAT, batch: JointBatch) -> Tensor:
     return candidate_log_softmax(logits, batch.candidate_owner, batch.num_questions)
 
 
-def reorder(result: RetrievalResult, order: Sequence[int], scores: Sequence[float]):
-    """``result`` with the answers ``order`` (indices into ``result.answers``) first, in that
-    order and with new ``scores``, the others after them in their old order.  The paths are
-    those of the new first ``k`` answers, ``k`` the answers ``result.paths`` supported (each
-    answer's paths in their old order, else its ranked path); the triples the paths'."""
-    head = [
+def reorder(
+    result: RetrievalResult, order: Sequence[int], scores: Sequence[float], keep: int
+) -> RetrievalResult:
+    """``result`` with its answers in ``order`` (a permutation of ``range(len(answers))``)
+    and the new ``scores`` (one per answer of ``order``).  The paths are those of the first
+    ``keep`` answers (each answer's paths in ``result.paths`` in their old order, else its
+    ranked path); the triples the paths'."""
+    if sorted(order) != list(range(len(result.answers))):
+        raise ValueError("reorder: order must be a permutation of the answers' indices")
+    answers: list[RankedAnswer] = [
         dataclasses.replace(result.answers[i], score=float(s))
         for i, s in zip(order, scores, strict=True)
     ]
-    moved = set(order)
-    rest = [a for i, a in enumerate(result.answers) if i not in moved]
-    answers: list[RankedAnswer] = [*head, *rest]
     by_answer: dict[int, list] = {}
     for p in result.paths:
         by_answer.setdefault(p.entities[-1], []).append(p)
-    k = len(by_answer)  # as many answers' paths as the retriever returned, the new first k
     paths = []
-    for a in answers[:k]:
+    for a in answers[:keep]:
         paths.extend(by_answer.get(a.entity) or ([a.path] if a.path is not None else []))
     triples = tuple(triples_of_paths(paths))
     return dataclasses.replace(
         result, answers=tuple(answers), paths=tuple(paths), triple_ids=triples
     )
+
+
+def fused_scores(walk: np.ndarray, gat: np.ndarray, weight: float) -> np.ndarray:
+    """``[A]`` the fused score of every answer, best first in the walk's order: the first
+    ``C = len(gat)`` (the candidates) ``walk + weight * gat``; the rest ``walk + weight *
+    min(gat)`` (the GAT says no more for an answer it did not score than for its worst
+    candidate).  The walk's order is best first, so no answer after the candidates can pass
+    one of them, and ``weight = 0`` keeps every score."""
+    floor = float(gat.min()) if len(gat) else 0.0
+    tail = np.full(len(walk) - len(gat), floor)
+    return walk + weight * np.concatenate([gat, tail])
 
 
 class Reranker:
@@ -234,20 +247,25 @@ class Reranker:
         self.features = NodeFeatures(encoder)
 
     @torch.no_grad()
-    def rerank(self, result: RetrievalResult, question: str, rel_feats: Tensor) -> RetrievalResult:
+    def rerank(
+        self, result: RetrievalResult, question: str, rel_feats: Tensor, keep: int
+    ) -> RetrievalResult:
+        """``result``'s top candidates re-ranked by the fused score; the paths of the first
+        ``keep`` answers (``result`` must carry every candidate's paths: the walk is run with
+        at least :attr:`max_candidates` answers' paths)."""
         graph = joint_graph(result, self.max_candidates, self.max_neighbours)
+        every = list(range(len(result.answers)))
+        walk = np.array([a.score for a in result.answers], dtype=np.float64)
         if graph is None or len(graph.candidates) < 2:
-            return result
+            return reorder(result, every, walk, keep)
         query = self.encoder.encode([question], kind="query")[0]
-        ents = graph.candidate_entities.tolist()
-        index = {int(a.entity): i for i, a in enumerate(result.answers)}
-        walk = [result.answers[index[e]].score for e in ents]
         rel = step_features(rel_feats, graph, self.transe_dim, self.use_transe)
-        item = joint_item(graph, result.kg, self.features, rel, query, walk)
+        c = len(graph.candidates)  # the first c answers (joint_graph)
+        item = joint_item(graph, result.kg, self.features, rel, query, walk[:c])
         gat = score_batch(self.net, batch_items([item])).double().numpy()
-        fused = np.asarray(walk) + self.weight * gat
-        order = np.lexsort((np.arange(len(ents)), -fused))  # best first, ties keep walk order
-        return reorder(result, [index[ents[i]] for i in order], fused[order])
+        fused = fused_scores(walk, gat, self.weight)
+        order = np.lexsort((np.arange(len(walk)), -fused))  # best first, ties keep walk order
+        return reorder(result, order.tolist(), fused[order], keep)
 
 
 def save_answer_gat(directory: Path, net: AnswerGAT, architecture: dict, meta: dict) -> None:
@@ -273,15 +291,25 @@ def load_answer_gat(directory: Path) -> tuple[AnswerGAT, dict]:
     return net.eval(), meta
 
 
-def node_dim(name_dim: int) -> int:
-    """The answer GAT's d_v: a name embedding and the structure features."""
-    return name_dim + STRUCTURE_DIM
-
-
 #: the answer GAT's default settings (``model=rerank``), beside the package as the configs are
 RERANK_CONFIG = Path(__file__).resolve().parents[3] / "configs" / "model" / "rerank.yaml"
 #: settings that do not change the network a ``rerank-*`` artifact holds
 _NOT_ARCHITECTURE = ("weight", "walk_dir", "optimizer")
+
+
+def resolve_rerank(model_dir: Path, rerank: str) -> Path:
+    """The ``rerank-*`` directory ``retriever.rerank`` names: ``"default"`` (the best on val
+    among those trained on ``model_dir``'s candidates with the default ``model=rerank``
+    settings, beside it) or a directory; a one-line error when there is none."""
+    if rerank != "default":
+        return Path(rerank)
+    found = rerank_models(Path(model_dir).resolve().parent, Path(model_dir))
+    if not found:
+        raise FileNotFoundError(
+            f"retriever.rerank=default: no answer GAT trained on the walk {Path(model_dir).name}; "
+            "run `python train.py experiment=train_rerank data=...` first"
+        )
+    return found[0]
 
 
 def rerank_models(root: Path, walk_dir: Path, change: dict | None = None) -> list[Path]:
@@ -298,8 +326,8 @@ def rerank_models(root: Path, walk_dir: Path, change: dict | None = None) -> lis
         if not (cfg_path.is_file() and meta_path.is_file()):
             continue
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if Path(meta.get("walk_dir", "")).resolve() != Path(walk_dir).resolve():
-            continue
+        if Path(meta.get("walk_dir", "")).name != Path(walk_dir).name:
+            continue  # by name: the artifacts root may have moved since
         trained = OmegaConf.to_container(OmegaConf.load(cfg_path).model, resolve=True)
         if all(trained.get(k) == v for k, v in want.items()):
             found.append((meta.get("best_value") or 0.0, meta_path.stat().st_mtime_ns, d))

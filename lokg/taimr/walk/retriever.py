@@ -26,6 +26,7 @@ the configured fallback retriever answers instead and the result says so
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from pathlib import Path
 
@@ -46,17 +47,20 @@ from lokg.retrieval import (
 from lokg.taimr.walk.anchors import ANCHOR_MODES, AnchorPath, anchor_view, rank_jointly
 from lokg.taimr.walk.artifact import RELATION_TABLE_FILE, load_walk_network, recorded_architecture
 from lokg.taimr.walk.graph import WalkGraph, walk_graph
+from lokg.taimr.walk.joint import STRUCTURE_DIM
 from lokg.taimr.walk.net import (
     WalkNet,
     relation_features,
     relation_names,
     widen_to_step_relations,
 )
-from lokg.taimr.walk.rerank import Reranker, load_answer_gat
+from lokg.taimr.walk.rerank import Reranker, load_answer_gat, resolve_rerank
 from lokg.taimr.walk.search import answers_of, beam_search, beam_walk
 from lokg.typing import Question
 
 __all__ = ["WalkModel", "WalkRetriever", "build_learned"]
+
+log = logging.getLogger(__name__)
 
 
 class WalkModel:
@@ -212,13 +216,19 @@ class WalkRetriever(Retriever):
         self._steps: dict[int, object] = {}  # entity -> its grouped steps (beam_walk)
 
     def retrieve(self, question: Question) -> RetrievalResult:
-        result = self._walk(question)
-        if self.reranker is None or result.extra.get("fallback") or not result.answers:
+        k = self.k_max if self.k_top == "auto" else self.k_top
+        if self.reranker is None:
+            return self._walk(question, k)
+        # every candidate the answer GAT scores carries its paths from every anchor, as in
+        # its training (train.py's stage walks with k_max = max_candidates)
+        result = self._walk(question, max(k, self.reranker.max_candidates))
+        if result.extra.get("fallback") or not result.answers:
             return result
-        return self.reranker.rerank(result, question.text, self.model.rel_feats)
+        return self.reranker.rerank(result, question.text, self.model.rel_feats, keep=k)
 
-    def _walk(self, question: Question) -> RetrievalResult:
-        """The walk's own ranking (module doc), before any re-scoring."""
+    def _walk(self, question: Question, k: int) -> RetrievalResult:
+        """The walk's own ranking (module doc), before any re-scoring, with the paths of its
+        first ``k`` answers."""
         topics, unknown = resolve_topics(self.kg, question.topic_entities)
         logp: dict[int, float] = {}
         best: dict[int, RetrievedPath] = {}
@@ -227,7 +237,7 @@ class WalkRetriever(Retriever):
         lazy = self.model.net.normalization == "vocabulary"
         several = len(topics) > 1 and len(question.topic_entities) > 1
         if lazy and several and self.anchors == "join":
-            return self._retrieve_anchors(question, topics, unknown)
+            return self._retrieve_anchors(question, topics, unknown, k)
         hop = self.model.hop_log_probs(question.text) if lazy and topics else None
         for topic in topics:
             if hop is not None:
@@ -255,7 +265,6 @@ class WalkRetriever(Retriever):
             p = RetrievedPath(p.entities, p.triple_ids, p.relations, p.s_topo, 0.0, s, final)
             ranked.append(RankedAnswer(a, self.kg.entities.label(a), final, p))
         ranked.sort(key=lambda x: (-x.score, x.entity))
-        k = self.k_max if self.k_top == "auto" else self.k_top
         paths = [r.path for r in ranked[:k]]
         return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
 
@@ -268,7 +277,7 @@ class WalkRetriever(Retriever):
             self.max_fanout, step_cache=self._steps,
         )  # fmt: skip
 
-    def _retrieve_anchors(self, question: Question, topics, unknown) -> RetrievalResult:
+    def _retrieve_anchors(self, question: Question, topics, unknown, k: int) -> RetrievalResult:
         """Several anchors (module doc): each walks with its view; the join ranks."""
         hops = [
             self.model.hop_log_probs(anchor_view(question.text, t.label, question.topic_entities))
@@ -290,7 +299,6 @@ class WalkRetriever(Retriever):
             support_paths[j.entity] = paths
             ranked.append(RankedAnswer(j.entity, self.kg.entities.label(j.entity), final, paths[0]))
         ranked.sort(key=lambda x: (-x.score, x.entity))
-        k = self.k_max if self.k_top == "auto" else self.k_top
         paths = [p for r in ranked[:k] for p in support_paths[r.entity]]
         return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
 
@@ -397,32 +405,51 @@ def build_learned(
         fb = SemanticRetriever(whole, encoder, max_hops)
     reranker = None
     if rerank is not None:
-        reranker = _reranker(Path(model_dir), rerank, rerank_weight, encoder)
+        reranker = _reranker(Path(model_dir), rerank, rerank_weight, encoder, a)
     return WalkRetriever(
         kg, encoder, model, max_hops, k_top, k_max, beam_width, max_fanout,
         both_directions, lambda_q, fb, anchors=anchors, reranker=reranker,
     )  # fmt: skip
 
 
-def _reranker(model_dir: Path, rerank: str, weight: float | None, encoder) -> Reranker:
-    """The answer GAT named by ``retriever.rerank`` (:func:`build_learned`): ``"default"``
-    (trained on ``model_dir``'s candidates with the default ``model=rerank`` settings, the
-    best on val) or a ``rerank-*`` directory."""
-    from lokg.taimr.walk.rerank import rerank_models
+#: (directory, omega, encoder) -> its Reranker: a per-question-subgraph dataset builds a
+#: retriever per question, and the network, its settings and its name cache are shared
+_RERANKERS: dict[tuple, Reranker] = {}
 
-    if rerank == "default":
-        found = rerank_models(model_dir.resolve().parent, model_dir)
-        directory = found[0] if found else None
-    else:
-        directory = Path(rerank)
-    if directory is None:
-        raise FileNotFoundError(
-            f"retriever.rerank={rerank}: no answer GAT for the walk {model_dir.name}; run "
-            "`python train.py experiment=train_rerank data=...` first"
-        )
-    net, meta = load_answer_gat(directory.resolve())
+
+def _reranker(model_dir: Path, rerank: str, weight: float | None, encoder, walk) -> Reranker:
+    """The answer GAT named by ``retriever.rerank`` (:func:`build_learned`;
+    :func:`~lokg.taimr.walk.rerank.resolve_rerank`), checked against the walk it re-scores
+    (``walk``: the recorded architecture of the walk model)."""
+    directory = resolve_rerank(model_dir, rerank).resolve()
+    key = (directory, weight, id(encoder))
+    if key in _RERANKERS:
+        return _RERANKERS[key]
+    net, meta = load_answer_gat(directory)
     a = meta["architecture"]
-    return Reranker(
+    rel_dim = walk["transe_dim"] + walk["name_dim"] + 1
+    names = encoder.output_dim
+    for what, want, got in (
+        ("the walk's TransE size", walk["transe_dim"], a["transe_dim"]),
+        ("the walk's relation features", rel_dim, a["rel_dim"]),
+        ("the encoder's size + structure", None if names is None else names + STRUCTURE_DIM,
+         a["node_dim"]),
+    ):  # fmt: skip
+        if want is not None and want != got:
+            raise ValueError(
+                f"{directory}: the answer GAT expects {got} for {what}, this run has {want}; "
+                "train it on this walk (`python train.py experiment=train_rerank data=...`)"
+            )
+    trained_on = Path(meta.get("walk_dir", "")).name
+    if trained_on != Path(model_dir).name:
+        log.warning(
+            "%s was trained on the candidates of %s, not of %s", directory.name, trained_on,
+            Path(model_dir).name,
+        )  # fmt: skip
+    if len(_RERANKERS) >= 8:
+        _RERANKERS.clear()
+    _RERANKERS[key] = Reranker(
         net, encoder, a["weight"] if weight is None else float(weight), a["max_candidates"],
         a["max_neighbours"], a["transe_dim"], a["use_transe"],
     )  # fmt: skip
+    return _RERANKERS[key]
