@@ -8,14 +8,18 @@ in its attention.  The two are fused late, as Eq. (18) fuses S_topo and S_sem:
 
     S(a | q) = log P_walk(a | q) + omega * log softmax_{a' in C} s_GAT(a' | q)
 
-over the top ``max_candidates`` answers ``C`` (the others keep their order after them);
-``omega`` (``retriever.rerank_weight``) is chosen on validation.  The GAT never sees the
+over the walk's top ``max_candidates`` answers ``C``; an answer below them gets the GAT's
+floor, ``min_{a' in C} log softmax s_GAT(a' | q)`` (:func:`fused_scores`), so it never passes
+a candidate and ``omega = 0`` leaves the walk's ranking as it was.  ``omega``
+(``retriever.rerank_weight``) is chosen on validation.  The GAT never sees the
 walk's scores: the walk was trained on the same training questions, so its scores there are
 more confident than on new ones, and a model fed them would learn to trust them.
 
 Artifact: ``<dataset artifacts>/rerank-<key>/`` with :data:`MODEL_FILE` (the state dict) and
 :data:`META_FILE` (architecture, the walk model whose candidates it was trained on);
-``<dataset artifacts>/rerank.latest`` names the latest.
+``<dataset artifacts>/rerank.latest`` names the latest; ``retriever.rerank=default`` reads
+the best on val among those trained on the run's walk with the default settings
+(:func:`resolve_rerank`).
 """
 
 from __future__ import annotations
