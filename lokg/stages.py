@@ -519,9 +519,17 @@ def _joint_items(cfg: DictConfig, datamodule, embedder, art: GraphArtifacts) -> 
 def prepare_rerank(cfg: DictConfig, datamodule, embedder) -> RerankInputs:
     """The walk's artifacts (``model.walk_dir``, else the default walk model of this graph)
     and the answer GAT's training items and sizes."""
+    from lokg.taimr.walk.artifact import META_FILE, recorded_architecture
+
     art = load_graph_artifacts(
         cfg, datamodule, need_gat=False, need_walk=True, walk_dir=cfg.model.get("walk_dir")
     )
+    walk = recorded_architecture(json.loads((art.walk_dir / META_FILE).read_text("utf-8")))
+    if walk["transe_dim"] != cfg.model.transe_dim:
+        raise ValueError(
+            f"model.transe_dim={cfg.model.transe_dim}, but the walk {art.walk_dir.name} has "
+            f"{walk['transe_dim']} TransE columns in its relation features; set it to that"
+        )
     inputs = _joint_items(cfg, datamodule, embedder, art)
     for split, (n, found, gold) in inputs.with_gold.items():
         print(
