@@ -26,6 +26,7 @@ import numpy as np
 __all__ = [
     "BACKENDS",
     "DEFAULT_TOKENIZER",
+    "Budget",
     "Tokenizer",
     "check_budget",
     "count_tokens",
@@ -33,14 +34,39 @@ __all__ = [
 ]
 
 
-def check_budget(budget: object, key: str = "budget") -> int:
-    """The token budget B as a positive ``int``: the one rule every budget is checked by.
+class Budget(int):
+    """The token budget B: a positive whole number of tokens, validated when constructed.
 
-    ``key`` names the config key in the one-line error (``budget`` for B itself).
+    Constructing one is the one validation of a budget (one message, ``budget=0; expected a
+    positive whole number of tokens``; ``key`` names the config key in it). A budget enters
+    as a ``Budget`` at one boundary and is carried as this type from there, so the functions
+    downstream take it as given and do not check it again:
+
+    - the config: :func:`lokg.assemble.run_settings` reads the top-level ``budget`` key once
+      per run;
+    - the API, for a library user who passes a plain ``int``: ``LOKG(budget=)``,
+      ``LOKG.answer(budget=)`` and ``LOKG.encode(budget=)``, and every encoder's
+      ``encode(..., budget=)`` (:func:`check_budget`).
+
+    ``Budget(b)`` of a ``Budget`` returns ``b`` itself: a value that is already a budget
+    passes a boundary unchecked. Arithmetic on a budget gives a plain ``int`` (B minus the
+    prompt's overhead is a new value, made a ``Budget`` where it becomes one).
     """
-    if isinstance(budget, bool) or not isinstance(budget, int | np.integer) or budget <= 0:
-        raise ValueError(f"{key}={budget!r}; expected a positive whole number of tokens")
-    return int(budget)
+
+    __slots__ = ()
+
+    def __new__(cls, value: object, key: str = "budget") -> Budget:
+        if isinstance(value, Budget):
+            return value
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value <= 0:
+            raise ValueError(f"{key}={value!r}; expected a positive whole number of tokens")
+        return super().__new__(cls, int(value))
+
+
+def check_budget(budget: object, key: str = "budget") -> Budget:
+    """``budget`` as a :class:`Budget` (the boundary's call for a value given as a plain
+    ``int``; a ``Budget`` is returned as it is)."""
+    return Budget(budget, key)
 
 
 #: Tokenizer families :class:`Tokenizer` can load.

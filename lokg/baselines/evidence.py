@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from lokg.ittc.encoder import EncodedContext
-from lokg.tokens import Tokenizer, check_budget
+from lokg.tokens import Budget, Tokenizer
 
 __all__ = ["add_accounting", "cut_to_budget", "encode_passages", "text_context"]
 
@@ -43,26 +43,26 @@ def _words_that_fit(tokenizer: Tokenizer, prefix: str, line: str, budget: int) -
     return " ".join(words[:lo])
 
 
-def cut_to_budget(tokenizer: Tokenizer, text: str, budget: int) -> str:
+def cut_to_budget(tokenizer: Tokenizer, text: str, budget: Budget) -> str:
     """``text`` cut to at most ``budget`` tokens: whole lines, then whole words of the next.
 
     The result is a prefix of ``text`` (up to trailing whitespace) whose token count, measured
-    on the result itself, is at most ``budget``.
+    on the result itself, is at most ``budget`` (a :class:`~lokg.tokens.Budget`, validated
+    where it entered: the config, or the pipeline's or the encoder's ``budget=``).
     """
-    b = check_budget(budget)
-    if tokenizer.count(text) <= b:
+    if tokenizer.count(text) <= budget:
         return text
     kept = ""
     for line in text.split("\n"):
         candidate = line if not kept else kept + "\n" + line
-        if tokenizer.count(candidate) <= b:
+        if tokenizer.count(candidate) <= budget:
             kept = candidate
             continue
         prefix = kept + "\n" if kept else ""
-        part = _words_that_fit(tokenizer, prefix, line, b)
+        part = _words_that_fit(tokenizer, prefix, line, budget)
         kept = (prefix + part).rstrip()
         break
-    while kept and tokenizer.count(kept) > b:  # BPE across the cut: drop words until it fits
+    while kept and tokenizer.count(kept) > budget:  # BPE across the cut: drop words until it fits
         kept = kept.rsplit(" ", 1)[0] if " " in kept else ""
     return kept
 
@@ -85,25 +85,27 @@ def text_context(
     )
 
 
-def encode_passages(tokenizer: Tokenizer, passages: Sequence[str], budget: int) -> EncodedContext:
+def encode_passages(
+    tokenizer: Tokenizer, passages: Sequence[str], budget: Budget
+) -> EncodedContext:
     """Ranked ``passages`` (best first) as one evidence block of at most ``budget`` tokens.
 
     Whole passages are kept in rank order until the next one would overflow (then the block
     stops, as GraphRAG's local-search context builder does); when not even the first fits,
     it is cut by :func:`cut_to_budget`. ``naive_tokens`` is the block of all passages.
+    ``budget``: a :class:`~lokg.tokens.Budget` (the pipeline's, validated where it entered).
     """
-    b = check_budget(budget)
     passages = [p.strip() for p in passages if p and p.strip()]
     full = PASSAGE_SEPARATOR.join(passages)
     kept: list[str] = []
     for p in passages:
-        if tokenizer.count(PASSAGE_SEPARATOR.join([*kept, p])) > b:
+        if tokenizer.count(PASSAGE_SEPARATOR.join([*kept, p])) > budget:
             break
         kept.append(p)
     text = PASSAGE_SEPARATOR.join(kept)
     if not kept and passages:
-        text = cut_to_budget(tokenizer, passages[0], b)
-    return text_context(tokenizer, text, b, tokenizer.count(full), "passages")
+        text = cut_to_budget(tokenizer, passages[0], budget)
+    return text_context(tokenizer, text, budget, tokenizer.count(full), "passages")
 
 
 def add_accounting(*ledgers: Mapping[str, int | float] | None) -> dict[str, int | float]:
