@@ -64,7 +64,8 @@ import hydra
 import numpy as np
 from _data import add_data_arguments, compose, load_datamodule, split_questions
 
-from lokg.artifacts import latest, load_graph_artifacts
+from lokg.artifacts import latest
+from lokg.assemble import artifacts_of, graph_artifacts, retriever_plan, services_of
 from lokg.data.synthetic import make_synthetic_kg
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
@@ -239,27 +240,21 @@ def latency(args: argparse.Namespace) -> None:
     cfg = compose(args.data, [f"experiment={args.experiment}", *args.override])
     dm = load_datamodule(cfg)
     questions = split_questions(dm, args.split, args.limit)
-    need_gat = cfg.retriever.get("attention") == "gat"
-    need_walk = str(cfg.retriever.get("_target_")).endswith("walk.retriever.build_learned")
-    art = load_graph_artifacts(
-        cfg, dm, need_gat=need_gat, scos_dir=cfg.get("scos_dir"), gat_dir=cfg.get("gat_dir"),
-        need_walk=need_walk, walk_dir=cfg.retriever.get("model_dir") if need_walk else None,
-    )  # fmt: skip
-    # as evaluate.py builds it: the walk model retriever=learned uses and TransE's e_r
-    walk = {"model_dir": art.walk_dir, "relation_embeddings": art.relation_embeddings}
-    walk = walk if need_walk else {}
+    # as evaluate.py builds it (lokg.assemble): the artifacts its builder declares (the GAT's
+    # attention, the walk model retriever=learned uses and TransE's e_r)
+    plan = retriever_plan(cfg.retriever)
+    art = graph_artifacts(cfg, dm, plan)
+    need_walk = "model_dir" in plan.needs
     # in memory only, so the questions are new to it; entity names embedded beforehand
     encoder = hydra.utils.instantiate(cfg.embedder, cache_dir=None)
     names = [art.kg.entity_name(e) for e in range(art.kg.num_entities)]
     encoder.encode(names, kind="passage", desc="embedding entity names (construction)")
-    factory = hydra.utils.instantiate(cfg.retriever)
+    given = services_of(plan, embedder=encoder, datamodule=dm, reader=None)
+    given.update(artifacts_of(plan, art))
     train = dm.questions["train"]
 
     def make() -> Retriever:
-        return factory(
-            kg=art.kg, encoder=encoder, edge_log_alpha=art.edge_log_alpha, train_questions=train,
-            **walk,
-        )  # fmt: skip
+        return plan.make(art.kg, **given)
 
     stats, found = _latency(make, questions, train)
     print(

@@ -8,8 +8,8 @@ entry points and :func:`compose_config` call it): a key that no code reads never
 silently. The contents of each config group (``data``, ``model``, ...) are validated by the
 constructors they instantiate; :func:`check_target_keys` refuses, in one line, a key of the
 data, model, embedder, retriever or encoder node that its target does not take (a constructor
-would raise a TypeError with a traceback; a builder taking the pipeline's shared call-time
-arguments as ``**_unused`` would swallow the key).
+would raise a TypeError with a traceback, and a retriever builder is called only later, when
+the pipeline is assembled: :mod:`lokg.assemble`).
 
 A renamed config group option stays selectable under its old name for one release
 (:data:`DEPRECATED_OPTIONS`: the old file composes the new one) and prints one deprecation
@@ -178,13 +178,20 @@ def warn_deprecated_options(choices: Mapping[str, Any] | None = None) -> list[st
     return lines
 
 
+#: keys of a component node that the composition root reads, not settings of its target:
+#: ``uses_llm`` (the retriever calls the LLM; :mod:`lokg.assemble` checks it against what the
+#: builder declares and does not pass it on)
+COMPOSITION_KEYS = ("uses_llm",)
+
+
 def check_target_keys(node: Any, group: str) -> None:
     """Refuse keys of a ``_target_`` config node that its target does not take.
 
     Hydra passes a node's keys as keyword arguments, so a constructor refuses a misspelt key
-    (with a traceback); a builder that takes shared call-time arguments as ``**_unused``
-    would swallow it. Keys starting with ``_`` are Hydra's; a target whose ``**kwargs`` is
-    not ``_``-prefixed forwards them and is not checked.
+    with a traceback, and a retriever builder (``_partial_: true``) only when the pipeline is
+    assembled. Keys starting with ``_`` are Hydra's, those of :data:`COMPOSITION_KEYS` the
+    composition root's; a target taking ``**kwargs`` forwards them and is not checked. The
+    target is named as the config's ``_target_`` names it.
 
     Raises:
         InputError: ``retriever.top_k_entites: not a setting of build_graphrag; its settings
@@ -198,18 +205,16 @@ def check_target_keys(node: Any, group: str) -> None:
         return
     target = get_object(str(node._target_))
     params = inspect.signature(target).parameters.values()
-    var_kw = [p.name for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
-    if var_kw and not var_kw[0].startswith("_"):
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return
-    named = [
-        p.name
-        for p in params
-        if p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+    named = [p.name for p in params if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+    unknown = [
+        k for k in node if not str(k).startswith("_") and k not in (*named, *COMPOSITION_KEYS)
     ]
-    unknown = [k for k in node if not str(k).startswith("_") and k not in named]
     if unknown:
+        name = str(node._target_).rsplit(".", 1)[-1]
         raise InputError(
-            f"{group}.{unknown[0]}: not a setting of {getattr(target, '__name__', target)}; "
+            f"{group}.{unknown[0]}: not a setting of {name}; "
             f"its settings are {', '.join(sorted(named))}"
         )
 

@@ -15,11 +15,11 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import hydra
 import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
 
 from lokg.artifacts import config_key
+from lokg.assemble import RunSettings, prepared_datamodule, run_settings
 from lokg.console import configure_console
 from lokg.data.splits import SPLITS
 from lokg.eval.metrics import aggregate
@@ -30,9 +30,8 @@ from lokg.eval.tables import RunSummary, write_run_summary
 from lokg.labels import RunLabel, artifact_departures, run_label
 from lokg.llm import build_reader
 from lokg.paper import departures
-from lokg.pipeline import LOKG, check_budget_scope
+from lokg.pipeline import LOKG
 from lokg.show import evidence_view, find_question, log_view, write_page
-from lokg.tokens import check_budget
 from lokg.train import format_stats, instantiate_list, resolve_seed
 from lokg.typing import Question
 
@@ -186,30 +185,19 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
     if cfg.get("show") is not None:
         return show(cfg)
     configure_console(cfg.verbose)
-    budget = check_budget(cfg.budget)
-    check_budget_scope(cfg.budget_scope)
-    if cfg.split not in SPLITS:
-        raise ValueError(f"split={cfg.split!r}; expected one of {SPLITS}")
-    if cfg.limit is not None and cfg.limit <= 0:
-        raise ValueError(f"limit={cfg.limit}; expected a positive number of questions or null")
+    settings = check_run(cfg)  # the config boundary: a bad key fails here, before any work
     label = run_label(cfg)  # a label the config contradicts fails here, before any work
     seed = resolve_seed(cfg.seed)
     pl.seed_everything(seed, workers=True)
     reader = build_reader(cfg.llm)  # a missing API key fails here, before any work
     try:
-        datamodule = hydra.utils.instantiate(cfg.data)
-        datamodule.prepare_data()
-        datamodule.setup("test")
+        datamodule = prepared_datamodule(cfg)
         print(format_stats(datamodule.summary()), flush=True)
         given = questions is not None
-        questions = list(questions) if given else datamodule.questions[cfg.split]
-        if cfg.limit is not None:
-            questions = questions[: cfg.limit]
-        if not questions:
-            raise ValueError(f"{datamodule.name}: split {cfg.split!r} has no questions")
+        questions = asked_questions(cfg, datamodule, questions)
         departed = departures(cfg)
         print(configuration_line(label, departed), flush=True)
-        pipeline = LOKG.from_config(cfg, datamodule, reader)
+        pipeline = LOKG.from_config(cfg, datamodule, reader, settings=settings)
         # how the loaded GAT and TransE were trained count too
         for line in artifact_departures(pipeline.artifact_dirs):
             departed.append(line)
@@ -219,46 +207,32 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
             provenance["questions"] = config_key([q.to_json() for q in questions])
         key = run_key(cfg, provenance)
         run_dir = Path(cfg.paths.log_dir) / "evaluate" / "results" / datamodule.name / key
-        writer = ResultsWriter(run_dir / "results.jsonl", fingerprint=key)
-        try:
-            hops = support_hops(cfg)
-            run_questions(
-                questions,
-                lambda q: question_record(pipeline.answer(q), hops),
-                writer,
-                concurrency=reader.max_concurrency,
-                reader_label=reader.label,
-                desc=f"{cfg.method} {datamodule.name}/{cfg.split}",
-                retry_failed=cfg.retry_failed,
-            )
-            records = [writer.records[q.id] for q in questions]
-        finally:
-            writer.close()
-            pipeline.close()  # saves the path cache; closes the reader
+        desc = f"{cfg.method} {datamodule.name}/{cfg.split}"
+        records = answer_all(cfg, pipeline, questions, run_dir / "results.jsonl", key, desc)
     finally:
         reader.close()
     metrics = aggregate(r.score() for r in records)
     warn_fallbacks(records)
     warn_unjudged_supports(records)
     report_merged_candidates(records)
-    warn_no_evidence(records, skipped=reader.uses_llm and not cfg.answer_without_evidence)
-    dataset = datamodule.name
+    warn_no_evidence(records, skipped=reader.uses_llm and not settings.answer_without_evidence)
     print(
-        f"{cfg.method} on {dataset}/{cfg.split} ({len(records)} questions, B={budget}, "
-        f"reader {reader.label}):\n{format_metrics(metrics)}\nresults: {run_dir}",
+        f"{cfg.method} on {datamodule.name}/{cfg.split} ({len(records)} questions, "
+        f"B={settings.budget}, reader {reader.label}):\n{format_metrics(metrics)}\n"
+        f"results: {run_dir}",
         flush=True,
     )
     label = run_label(cfg, departed)
     for note in label.notes:
         log.warning(note)
     summary = RunSummary(
-        dataset=dataset,
+        dataset=datamodule.name,
         method=label.method,
         ablation=label.ablation,
         llm=reader.label,
         seed=seed,
         metrics=metrics,
-        budget=budget,
+        budget=settings.budget,
         limit=cfg.limit,
         split=cfg.split,
         configuration=label.configuration,
@@ -272,6 +246,55 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
     }  # fmt: skip
 
 
+def check_run(cfg: DictConfig) -> RunSettings:
+    """The run's :class:`~lokg.assemble.RunSettings` (budget, budget scope), read once, and
+    its split and limit checked: one-line errors, before any work."""
+    settings = run_settings(cfg)
+    if cfg.split not in SPLITS:
+        raise ValueError(f"split={cfg.split!r}; expected one of {SPLITS}")
+    if cfg.limit is not None and cfg.limit <= 0:
+        raise ValueError(f"limit={cfg.limit}; expected a positive number of questions or null")
+    return settings
+
+
+def asked_questions(
+    cfg: DictConfig, datamodule, questions: Sequence[Question] | None = None
+) -> list[Question]:
+    """``questions`` (default: the split's), the first ``cfg.limit`` of them; an error when
+    none is left."""
+    questions = list(questions) if questions is not None else datamodule.questions[cfg.split]
+    if cfg.limit is not None:
+        questions = questions[: cfg.limit]
+    if not questions:
+        raise ValueError(f"{datamodule.name}: split {cfg.split!r} has no questions")
+    return questions
+
+
+def answer_all(
+    cfg: DictConfig, pipeline: LOKG, questions: Sequence[Question], path: Path, key: str,
+    desc: str,
+) -> list:  # fmt: skip
+    """Answer ``questions`` with ``pipeline`` into the results file ``path`` (resumable,
+    keyed by ``key``; ``desc`` labels the progress bar), then close the file and the
+    pipeline (its path cache is saved); returns the questions' records in order."""
+    writer = ResultsWriter(path, fingerprint=key)
+    try:
+        hops = support_hops(cfg)
+        run_questions(
+            questions,
+            lambda q: question_record(pipeline.answer(q), hops),
+            writer,
+            concurrency=pipeline.reader.max_concurrency,
+            reader_label=pipeline.reader.label,
+            desc=desc,
+            retry_failed=cfg.retry_failed,
+        )
+        return [writer.records[q.id] for q in questions]
+    finally:
+        writer.close()
+        pipeline.close()  # saves the path cache; closes the reader
+
+
 def show(cfg: DictConfig) -> dict:
     """``evaluate.py show=<id>``: answer one question with the configured pipeline, print its
     retrieval and encoding in one line, and write its evidence page (:mod:`lokg.show`, which
@@ -282,9 +305,7 @@ def show(cfg: DictConfig) -> dict:
     pl.seed_everything(resolve_seed(cfg.seed), workers=True)
     reader = build_reader(cfg.llm)
     try:
-        datamodule = hydra.utils.instantiate(cfg.data)
-        datamodule.prepare_data()
-        datamodule.setup("test")
+        datamodule = prepared_datamodule(cfg)
         question = find_question(datamodule, str(cfg.show), cfg.split)
         pipeline = LOKG.from_config(cfg, datamodule, reader)
         try:

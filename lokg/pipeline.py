@@ -8,8 +8,14 @@
 wrapper); the pipeline only calls ``retrieve(question)`` and its cache methods. ``LOKG``
 returns a :class:`PipelineOutput` (what happened); ``lokg.eval`` turns it into its record.
 ``LOKG.from_config`` builds it from a composed Hydra config and the offline artifacts
-(``train.py model=transe`` -> SCOS, ``train.py model=gat`` -> attention). Importing this
-module or constructing ``LOKG`` loads no Lightning and nothing of ``lokg.eval``.
+(``train.py model=transe`` -> SCOS, ``train.py model=gat`` -> attention) through the
+composition root, :mod:`lokg.assemble`. Importing this module or constructing ``LOKG`` loads
+no Lightning and nothing of ``lokg.eval``.
+
+The budget B is a :class:`~lokg.tokens.Budget`, validated where it enters: ``LOKG(budget=)``
+and the per-call ``budget=`` of :meth:`LOKG.answer` / :meth:`LOKG.encode` take a plain ``int``
+from a library user (one-line error), a ``Budget`` read from the config passes unchanged, and
+the steps below take it as given.
 
 The budget B is checked on the exact evidence string placed in the prompt for every encoder
 that promises it (ITTC, truncate); a violation fails that question (:class:`BudgetExceeded`,
@@ -21,17 +27,17 @@ evidence comes out empty, is marked ``no_evidence`` and its LLM call is skipped 
 ``answer_without_evidence``.
 
 Methods other than LOKG (``baseline=`` in evaluate.yaml: the baselines of lokg/baselines) plug
-into the same steps: a retriever whose config says ``uses_llm: true`` (ToG, GraphRAG) is given
-the reader's chat client and reports the calls it made in ``RetrievalResult.accounting``, which
-the pipeline adds to the reader's, so calls/q and tok/q count every call; a retrieval whose
-evidence is text (``RetrievalResult.passages``: GraphRAG's community reports) is placed under
-B by :func:`lokg.baselines.evidence.encode_passages` instead of the encoder. Either way B is
+into the same steps: a retriever whose builder declares the chat client (ToG, GraphRAG;
+:mod:`lokg.assemble`) is given the reader's and reports the calls it made in
+``RetrievalResult.accounting``, which the pipeline adds to the reader's, so calls/q and tok/q
+count every call; a retrieval whose evidence is text (``RetrievalResult.passages``:
+GraphRAG's community reports) is placed under B by
+:func:`lokg.baselines.evidence.encode_passages` instead of the encoder. Either way B is
 checked on the exact block sent.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from dataclasses import dataclass, field
@@ -40,8 +46,8 @@ from pathlib import Path
 from lokg.baselines.evidence import add_accounting, encode_passages
 from lokg.errors import QuestionFailed
 from lokg.ittc.encoder import EncodedContext, Encoder
-from lokg.retrieval import PerQuestionRetriever, RetrievalResult, Retriever
-from lokg.tokens import check_budget
+from lokg.retrieval import RetrievalResult, Retriever
+from lokg.tokens import Budget
 from lokg.typing import Question
 
 __all__ = [
@@ -110,9 +116,9 @@ class PipelineOutput:
     prompt: list[dict]
     context: EncodedContext
     retrieval: RetrievalResult
-    budget: int
+    budget: Budget
     budget_scope: str = "evidence"
-    evidence_budget: int | None = None
+    evidence_budget: Budget | None = None
     no_evidence: bool = False
     accounting: dict = field(default_factory=dict)
     retrieval_latency_s: float = 0.0
@@ -153,7 +159,7 @@ class LOKG:
         encoder: Encoder,
         reader,
         *,
-        budget: int = 2048,
+        budget: int | Budget = 2048,
         cache_dir: str | os.PathLike | None = None,
         provenance: dict[str, str | None] | None = None,
         budget_scope: str = "evidence",
@@ -167,7 +173,7 @@ class LOKG:
         self.retriever = retriever
         self.encoder = encoder
         self.reader = reader
-        self.budget = check_budget(budget)
+        self.budget = Budget(budget)  # the API boundary: an int is validated here
         check_budget_scope(budget_scope)
         if budget_scope == "prompt" and not hasattr(reader, "prompt_overhead"):
             raise TypeError(
@@ -185,82 +191,14 @@ class LOKG:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_config(cls, cfg, datamodule, reader=None) -> LOKG:
-        """Build from a composed ``evaluate.yaml`` and a prepared DataModule.
+    def from_config(cls, cfg, datamodule, reader=None, *, settings=None) -> LOKG:
+        """Build from a composed ``evaluate.yaml`` and a prepared DataModule: the composition
+        root, :func:`lokg.assemble.build_pipeline` (``reader``: default built from
+        ``cfg.llm``; ``settings``: the run's :class:`~lokg.assemble.RunSettings` when the
+        caller has read them)."""
+        from lokg.assemble import build_pipeline
 
-        Loads the SCOS graph (unless ``scos=off``) and the GAT attention (when
-        ``retriever.attention=gat``) from the dataset's artifacts. Datasets with one subgraph
-        per question get a :class:`~lokg.retrieval.PerQuestionRetriever`: SCOS's φ relabels
-        each subgraph, the inverse edges chosen on the union (``data.source.inverse``) are
-        added to it, and a GAT trained on the union does not apply (one-line error).
-        """
-        import hydra
-
-        from lokg.artifacts import load_graph_artifacts
-        from lokg.config import check_target_keys
-        from lokg.llm import build_reader
-
-        budget = check_budget(cfg.budget)
-        reader = reader if reader is not None else build_reader(cfg.llm)
-        for group in ("embedder", "retriever", "encoder"):
-            check_target_keys(cfg.get(group), group)
-        embedder = hydra.utils.instantiate(cfg.embedder)
-        make_retriever = hydra.utils.instantiate(cfg.retriever)
-        encoder = hydra.utils.instantiate(cfg.encoder)
-        train_questions = datamodule.questions.get("train", [])
-        need_gat = cfg.retriever.get("attention") == "gat"
-        need_walk = str(cfg.retriever.get("_target_")).endswith("walk.retriever.build_learned")
-        if cfg.retriever.get("uses_llm"):  # ToG, GraphRAG: the retriever calls the LLM too
-            make_retriever = functools.partial(make_retriever, chat=_chat_client(reader))
-        per_question = datamodule.has_question_subgraphs
-        if per_question and need_gat:
-            raise ValueError(
-                f"{datamodule.name} has one subgraph per question and no trained GAT applies; "
-                "use retriever.attention=uniform"
-            )
-        art = load_graph_artifacts(
-            cfg,
-            datamodule,
-            need_gat=need_gat,
-            scos_dir=cfg.get("scos_dir"),
-            gat_dir=None if per_question else cfg.get("gat_dir"),
-            need_walk=need_walk,
-            walk_dir=cfg.retriever.get("model_dir") if need_walk else None,
-        )
-        provenance = {
-            "kg": (datamodule.kg if per_question else art.kg).fingerprint(),
-            "scos": None if art.scos_dir is None else art.scos_dir.name,
-            "gat": None if art.gat_dir is None else art.gat_dir.name,
-            "walk_model": None if art.walk_dir is None else art.walk_dir.name,
-        }
-        walk = {}
-        if need_walk:
-            walk = {"model_dir": art.walk_dir, "relation_embeddings": art.relation_embeddings}
-            if cfg.retriever.get("rerank") is not None:  # resolved once, named in the run key
-                from lokg.taimr.walk.rerank import resolve_rerank
-
-                walk["rerank"] = str(resolve_rerank(art.walk_dir, cfg.retriever.rerank))
-                provenance["rerank"] = Path(walk["rerank"]).name
-        retriever = retriever_over(
-            datamodule, art, make_retriever, encoder=embedder, train_questions=train_questions,
-            **({} if per_question else {"edge_log_alpha": art.edge_log_alpha}), **walk,
-        )  # fmt: skip
-        cache_dir = None if per_question else datamodule.artifact_dir / "retriever_cache"
-        pipeline = cls(
-            retriever,
-            encoder,
-            reader,
-            budget=budget,
-            cache_dir=cache_dir,
-            provenance=provenance,
-            budget_scope=cfg.get("budget_scope", "evidence"),
-            answer_without_evidence=bool(cfg.get("answer_without_evidence", False)),
-        )
-        pipeline.artifact_dirs = {
-            "scos": art.scos_dir, "transe": art.transe_dir, "gat": art.gat_dir,
-            "walk": art.walk_dir,
-        }  # fmt: skip
-        return pipeline
+        return build_pipeline(cfg, datamodule, reader, settings=settings)
 
     # ------------------------------------------------------------------ steps
     def retrieve(self, question: Question) -> RetrievalResult:
@@ -268,25 +206,23 @@ class LOKG:
         return self.retriever.retrieve(question)
 
     def encode(
-        self, retrieval: RetrievalResult, question: Question, budget: int | None = None
+        self, retrieval: RetrievalResult, question: Question, budget: int | Budget | None = None
     ) -> EncodedContext:
         """ITTC (or the configured encoder) over the retrieved candidate triples; a retrieval
-        whose evidence is text (``passages``) is placed under the budget as ranked passages."""
+        whose evidence is text (``passages``) is placed under the budget as ranked passages.
+        ``budget``: B for this call (default the pipeline's; an ``int`` is validated)."""
+        b = self.budget if budget is None else Budget(budget)
         if retrieval.passages:
-            return encode_passages(
-                self.encoder.tokenizer,
-                retrieval.passages,
-                self.budget if budget is None else check_budget(budget),
-            )
+            return encode_passages(self.encoder.tokenizer, retrieval.passages, b)
         return self.encoder.encode(
             retrieval.kg,
             list(retrieval.triple_ids),
-            budget=self.budget if budget is None else check_budget(budget),
+            budget=b,
             query_entities=[t.entity for t in retrieval.topics],
             candidate_entities=[a.entity for a in retrieval.answers[:NUM_BOOST_CANDIDATES]],
         )
 
-    def answer(self, question: Question, budget: int | None = None) -> PipelineOutput:
+    def answer(self, question: Question, budget: int | Budget | None = None) -> PipelineOutput:
         """Retrieve, encode under the budget, and make the single reader call.
 
         The call is skipped (0 calls, no answers) when the question has no evidence: none of
@@ -299,7 +235,7 @@ class LOKG:
                 it), or with ``budget_scope="prompt"`` the prompt would: B is smaller than the
                 prompt without evidence, or no evidence budget makes it fit.
         """
-        b = self.budget if budget is None else check_budget(budget)
+        b = self.budget if budget is None else Budget(budget)
         t0 = time.perf_counter()
         retrieval = self.retrieve(question)
         retrieval_latency = time.perf_counter() - t0
@@ -355,7 +291,7 @@ class LOKG:
         )
 
     def _encode_checked(
-        self, retrieval: RetrievalResult, question: Question, budget: int
+        self, retrieval: RetrievalResult, question: Question, budget: Budget
     ) -> EncodedContext:
         """Encode, and check the promise of B on the exact block the prompt receives."""
         context = self.encode(retrieval, question, budget)
@@ -367,23 +303,23 @@ class LOKG:
             )
         return context
 
-    def _evidence_room(self, question: Question, budget: int, overhead: int) -> int:
+    def _evidence_room(self, question: Question, budget: Budget, overhead: int) -> Budget:
         """B minus the prompt without evidence (``budget_scope=prompt``), at least 1."""
         if overhead >= budget:
             raise BudgetExceeded(
                 f"{question.id}: budget_scope=prompt: budget {budget} leaves no room for "
                 f"evidence; the prompt without evidence already has {overhead} tokens"
             )
-        return budget - overhead
+        return Budget(budget - overhead)
 
     def _fit_prompt(
         self,
         retrieval: RetrievalResult,
         question: Question,
-        budget: int,
+        budget: Budget,
         context: EncodedContext,
-        evidence_budget: int,
-    ) -> tuple[EncodedContext, int]:
+        evidence_budget: Budget,
+    ) -> tuple[EncodedContext, Budget]:
         """Make the whole prompt fit B (``budget_scope=prompt``).
 
         A prompt's tokens are not the sum of its parts' (BPE merges across the boundaries of
@@ -397,9 +333,10 @@ class LOKG:
             total = self.reader.prompt_tokens(question.text, context.text, tok)
             if total <= budget:
                 return context, evidence_budget
-            evidence_budget -= total - budget
-            if tries == _PROMPT_FIT_TRIES or evidence_budget < 1 or not context.text:
+            room = evidence_budget - (total - budget)
+            if tries == _PROMPT_FIT_TRIES or room < 1 or not context.text:
                 break
+            evidence_budget = Budget(room)
             context = self._encode_checked(retrieval, question, evidence_budget)
         raise BudgetExceeded(
             f"{question.id}: budget_scope=prompt: the prompt has {total} tokens > budget "
@@ -411,34 +348,3 @@ class LOKG:
         if self.cache_dir is not None:
             self.retriever.save_cache(self.cache_dir)
         self.reader.close()
-
-
-def retriever_over(datamodule, art, make_retriever, **kwargs) -> Retriever:
-    """``make_retriever(kg=..., **kwargs)`` over the run's graph ``art.kg``, or, on a dataset
-    with one subgraph per question, a :class:`PerQuestionRetriever` that builds it over each
-    question's subgraph (SCOS's mapping and the added inverse edges applied as to ``art.kg``)."""
-    if not datamodule.has_question_subgraphs:
-        return make_retriever(kg=art.kg, **kwargs)
-    from lokg.kg.inverse_edges import add_inverse_edges
-    from lokg.scos import SCOSResult
-
-    scos = None if art.scos_dir is None else SCOSResult.load(art.scos_dir / "scos")
-
-    def graph_of(q: Question):
-        kg = datamodule.question_graph(q.id)
-        kg = kg if scos is None else scos.apply(kg)
-        return add_inverse_edges(kg, art.inverse_relations)
-
-    return PerQuestionRetriever(graph_of, lambda kg: make_retriever(kg=kg, **kwargs))
-
-
-def _chat_client(reader):
-    """The reader's chat client, for a retriever that calls the LLM itself (one-line error
-    for a reader without one)."""
-    client = getattr(reader, "client", None)
-    if client is None:
-        raise ValueError(
-            f"this retriever calls the LLM (retriever.uses_llm=true) but the reader "
-            f"{reader.label!r} has no LLM client; use an LLM reader (llm=local, ...)"
-        )
-    return client

@@ -477,8 +477,8 @@ class RerankInputs:
 def _joint_items(cfg: DictConfig, datamodule, embedder, art: GraphArtifacts) -> RerankInputs:
     """Run the walk (``art.walk_dir``) over the train and val questions and build each
     question's joint item (:func:`lokg.taimr.walk.rerank.joint_item`)."""
+    from lokg.assemble import retriever_over
     from lokg.normalize import normalize_answer
-    from lokg.pipeline import retriever_over
     from lokg.retrieval import PerQuestionRetriever
     from lokg.taimr.walk.joint import joint_graph
     from lokg.taimr.walk.rerank import NodeFeatures, joint_item, step_features

@@ -41,7 +41,7 @@ def test_both_directions_take_in_edges_too_each_triple_once():
 
 def test_cap_unknown_topic_and_bad_options():
     kg = KnowledgeGraph.from_labeled_triples(TRIPLES)
-    assert len(build_bfs(kg, max_triples=2, encoder=None).retrieve(_q("q", "t")).triple_ids) == 2
+    assert len(build_bfs(kg, max_triples=2).retrieve(_q("q", "t")).triple_ids) == 2
     with pytest.raises(
         ValueError, match=r"retriever.direction='up'; expected one of \('both', 'out'\)"
     ):

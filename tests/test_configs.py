@@ -248,8 +248,8 @@ def test_every_component_config_names_only_settings_its_target_takes(make_cfg, g
 
 
 def test_a_misspelt_component_key_is_refused_naming_it(make_cfg):
-    # build_kaping takes shared call-time arguments as **_unused: without the check, an
-    # added `+retriever.top_kk` would be swallowed and the run would use k_top's default
+    # a retriever builder is called only when the pipeline is assembled: the check refuses
+    # an added `+retriever.top_kk` first, in one line naming the key
     cfg = make_cfg("evaluate", ["baseline=kaping", "+retriever.top_kk=3"])
     with pytest.raises(InputError, match=r"^retriever\.top_kk: not a setting of build_kaping; "):
         check_target_keys(cfg.retriever, "retriever")

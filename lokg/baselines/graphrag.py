@@ -587,39 +587,7 @@ class GraphRAGRetriever(Retriever):
         )  # fmt: skip
 
 
-def build_graphrag(
-    kg: KnowledgeGraph,
-    encoder: SentenceEncoder,
-    chat: ChatClient | None = None,
-    *,
-    max_hops: int = 3,
-    node_limit: int = 2000,
-    max_cluster_size: int = 10,
-    max_report_triples: int = 30,
-    top_communities: int = 3,
-    report_max_tokens: int = 256,
-    seed: int = 0,
-    cache_dir: str | os.PathLike | None = None,
-    context: str = "mixed",
-    top_k_entities: int = 10,
-    top_k_relationships: int = 10,
-    community_prop: float = 0.1,
-    text_unit_prop: float = 0.0,
-    context_tokens: int = 2048,
-    tokenizer: str = DEFAULT_TOKENIZER,
-    tokenizer_backend: str = "tiktoken",
-    uses_llm: bool = True,
-    **_unused: object,
-) -> GraphRAGRetriever:
-    """``retriever=graphrag``: ``chat`` is the reader's client (``uses_llm: true``)."""
-    if chat is None:
-        raise ValueError("retriever=graphrag needs the LLM's chat client (retriever.uses_llm=true)")
-    return GraphRAGRetriever(
-        kg, encoder, chat, max_hops=max_hops, node_limit=node_limit,
-        max_cluster_size=max_cluster_size, max_report_triples=max_report_triples,
-        top_communities=top_communities, report_max_tokens=report_max_tokens, seed=seed,
-        cache_dir=cache_dir, context=context, top_k_entities=top_k_entities,
-        top_k_relationships=top_k_relationships, community_prop=community_prop,
-        text_unit_prop=text_unit_prop, context_tokens=context_tokens, tokenizer=tokenizer,
-        tokenizer_backend=tokenizer_backend,
-    )  # fmt: skip
+#: ``retriever=graphrag``: the class itself (the name is configs/retriever/graphrag.yaml's
+#: ``_target_``, which run keys hash); it takes the sentence encoder and the reader's chat
+#: client (lokg.assemble; the config's ``uses_llm: true`` says so)
+build_graphrag = GraphRAGRetriever

@@ -1,6 +1,5 @@
-"""Factories the ``retriever`` config group instantiates (``_partial_: true``).
-
-``instantiate(cfg.retriever)(kg=..., encoder=..., ...)`` returns a
+"""Builders the ``retriever`` config group names (``_partial_: true``): called with ``kg`` and
+what each declares besides its settings (:data:`lokg.assemble.RETRIEVERS`), they return a
 :class:`lokg.retrieval.Retriever`.
 """
 
@@ -82,17 +81,6 @@ def build_taimr(
     )
 
 
-def build_semantic(
-    kg: KnowledgeGraph,
-    encoder: SentenceEncoder,
-    max_hops: int = 3,
-    k_top: int = 20,
-    pool_limit: int = 200,
-    **_unused: object,
-) -> SemanticRetriever:
-    """``retriever=semantic``: plain semantic-similarity retrieval (the "w/o TAIMR" ablation).
-
-    Extra keyword arguments the TAIMR factory takes (``edge_log_alpha``, ``train_questions``) are
-    accepted and ignored so both are called the same way.
-    """
-    return SemanticRetriever(kg, encoder, max_hops, k_top, pool_limit)
+#: ``retriever=semantic``, the "w/o TAIMR" ablation: the class itself (the name is
+#: configs/retriever/semantic.yaml's ``_target_``, which run keys hash)
+build_semantic = SemanticRetriever

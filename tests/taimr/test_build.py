@@ -8,6 +8,7 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from lokg.assemble import retriever_plan
 from lokg.taimr.retriever import SemanticRetriever, TAIMRRetriever
 from lokg.taimr.topology import uniform_log_attention
 from lokg.typing import Question
@@ -22,13 +23,13 @@ def _q(text: str, *topics: str) -> Question:
 
 @pytest.mark.parametrize("name", ["taimr", "semantic"])
 def test_retriever_configs_instantiate(name, family, encoder, tmp_path):
-    factory = instantiate(OmegaConf.load(CONFIGS / "retriever" / f"{name}.yaml"))
-    retriever = factory(
-        kg=family,
-        encoder=encoder,
-        edge_log_alpha=uniform_log_attention(family),
-        train_questions=[],
-    )
+    plan = retriever_plan(OmegaConf.load(CONFIGS / "retriever" / f"{name}.yaml"))
+    available = {
+        "encoder": encoder,
+        "edge_log_alpha": uniform_log_attention(family),
+        "train_questions": [],
+    }
+    retriever = plan.make(family, **{n: available[n] for n in plan.needs})
     assert isinstance(retriever, TAIMRRetriever if name == "taimr" else SemanticRetriever)
     assert retriever.k_top == 20 and retriever.max_hops == 3
     res = retriever.retrieve(_q("which nationality is alice 's couple ?", "alice"))

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from lokg.assemble import retriever_plan
 from lokg.kg.inverse_edges import add_inverse_edges, relations_to_invert
 from lokg.retrieval import (
     PerQuestionRetriever,
@@ -74,28 +74,29 @@ def _answer_gat_dir(walk_dir: Path, encoder) -> Path:
 
 
 class ChatDouble:
-    """Chat-client test double for retrievers that call the LLM (``uses_llm``: ToG, GraphRAG):
-    every prompt gets the same canned reply (their parsers fall back where it does not fit)."""
+    """Chat-client test double for retrievers that call the LLM (their builders declare the
+    chat client: ToG, GraphRAG): every prompt gets the same canned reply (their parsers fall
+    back where it does not fit)."""
 
     def chat(self, messages, ledger=None, max_tokens=None):
         return type("Reply", (), {"text": "{spouse (Score: 1.0)}"})()
 
 
 def _build(name: str, kg, encoder, train_questions=()):
-    cfg = _load(name)
-    factory = instantiate(cfg)
-    extra = {"chat": ChatDouble()} if cfg.get("uses_llm") else {}
-    if name in ("learned", "learned_gat"):
-        extra = {"model_dir": _walk_model_dir(kg, encoder), "relation_embeddings": None}
-    if name == "learned_gat":
-        extra["rerank"] = str(_answer_gat_dir(extra["model_dir"], encoder))
-    return factory(
-        kg=kg,
-        encoder=encoder,
-        edge_log_alpha=uniform_log_attention(kg),
-        train_questions=list(train_questions),
-        **extra,
-    )
+    """The config's retriever over ``kg``, given what its builder declares (lokg.assemble)."""
+    plan = retriever_plan(_load(name))
+    available = {
+        "encoder": encoder,
+        "train_questions": list(train_questions),
+        "chat": ChatDouble(),
+        "edge_log_alpha": uniform_log_attention(kg),
+        "relation_embeddings": None,
+    }
+    if "model_dir" in plan.needs:
+        available["model_dir"] = _walk_model_dir(kg, encoder)
+    if "rerank" in plan.needs:
+        available["rerank"] = str(_answer_gat_dir(available["model_dir"], encoder))
+    return plan.make(kg, **{n: available[n] for n in plan.needs})
 
 
 QUESTION = Question(
