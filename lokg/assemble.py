@@ -201,7 +201,8 @@ def retriever_plan(node) -> RetrieverPlan:
         does = "calls the LLM (it takes the reader's chat client)" if calls_llm else (
             "does not call the LLM")  # fmt: skip
         raise ValueError(
-            f"retriever.uses_llm={uses_llm}: {name} {does}; expected {str(calls_llm).lower()}"
+            f"retriever.uses_llm={str(uses_llm).lower()}: {name} {does}; "
+            f"expected {str(calls_llm).lower()}"
         )
     needs = declaration.needs({**builder_defaults(builder), **settings})
     return RetrieverPlan(name, builder, settings, needs)
