@@ -194,14 +194,14 @@ def retriever_plan(node) -> RetrieverPlan:
     builder = hydra.utils.get_object(target)
     name = target.rsplit(".", 1)[-1]
     settings = {k: v for k, v in settings.items() if not str(k).startswith("_")}
-    uses_llm = {k: settings.pop(k) for k in COMPOSITION_KEYS if k in settings}.get("uses_llm")
+    statements = {k: settings.pop(k) for k in COMPOSITION_KEYS if k in settings}
+    uses_llm = statements.get("uses_llm")
     declaration = RETRIEVERS.get(builder, Declaration())
-    calls_llm = "chat" in declaration.services
+    calls_llm = "chat" in declaration.services  # it takes the reader's chat client
     if uses_llm is not None and bool(uses_llm) != calls_llm:
-        does = "calls the LLM (it takes the reader's chat client)" if calls_llm else (
-            "does not call the LLM")  # fmt: skip
+        does = "calls" if calls_llm else "does not call"
         raise ValueError(
-            f"retriever.uses_llm={str(uses_llm).lower()}: {name} {does}; "
+            f"retriever.uses_llm={str(uses_llm).lower()}: {name} {does} the LLM; "
             f"expected {str(calls_llm).lower()}"
         )
     needs = declaration.needs({**builder_defaults(builder), **settings})

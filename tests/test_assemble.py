@@ -96,6 +96,14 @@ def test_what_is_needed_follows_the_settings(make_cfg):
     assert retriever_plan(make_cfg("evaluate", ["retriever=bfs"]).retriever).needs == set()
 
 
+def test_settings_are_the_configs_resolved_without_the_composition_keys(make_cfg):
+    # GraphRAG's context is B tokens: `context_tokens: ${oc.select:budget,2048}`
+    cfg = make_cfg("evaluate", ["baseline=graphrag", "budget=512"])
+    plan = retriever_plan(cfg.retriever)
+    assert plan.settings["context_tokens"] == 512 and plan.settings["node_limit"] == 2000
+    assert not {"_target_", "_partial_", "uses_llm"} & set(plan.settings)
+
+
 def test_a_declaration_names_only_known_inputs():
     assert set(SERVICES) == {"encoder", "train_questions", "chat"}
     assert set(ARTIFACTS) == {"edge_log_alpha", "model_dir", "relation_embeddings", "rerank"}
