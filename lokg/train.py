@@ -262,24 +262,19 @@ def _exported(cfg: DictConfig, datamodule, fit: _Fit, trainer: pl.Trainer, seed:
     model = fit.model
     if not trainer.is_global_zero:  # trainer=ddp: the post-fit stages run once, on rank 0
         log.info("rank %d: post-fit artifacts are written by rank 0", trainer.global_rank)
-    elif trainer.fast_dev_run:  # debug=fdr checks that things run; it publishes no artifacts
+        return {}
+    if trainer.fast_dev_run:  # debug=fdr checks that things run; it publishes no artifacts
         log.info("fast_dev_run: SCOS/GAT artifacts are not written")
-    elif _is_transe_with_scos(cfg, model):
+        return {}
+    if _is_transe_with_scos(cfg, model):
         return {"scos_dir": stages.run_scos_stage(cfg, datamodule, model, trainer, seed)}
-    elif fit.gat_art is not None:
-        return {
-            "gat_dir": stages.run_gat_stage(
-                cfg, datamodule, model, trainer, fit.gat_art, fit.feats, seed
-            )
-        }
-    elif fit.rerank_in is not None:
-        return {
-            "rerank_dir": stages.run_rerank_stage(
-                cfg, datamodule, model, trainer, fit.rerank_in, seed
-            )
-        }
-    elif fit.walk_art is not None:
-        return {
-            "walk_dir": stages.run_walk_stage(cfg, datamodule, model, trainer, fit.walk_art, seed)
-        }
+    if fit.gat_art is not None:
+        out = stages.run_gat_stage(cfg, datamodule, model, trainer, fit.gat_art, fit.feats, seed)
+        return {"gat_dir": out}
+    if fit.rerank_in is not None:
+        out = stages.run_rerank_stage(cfg, datamodule, model, trainer, fit.rerank_in, seed)
+        return {"rerank_dir": out}
+    if fit.walk_art is not None:
+        out = stages.run_walk_stage(cfg, datamodule, model, trainer, fit.walk_art, seed)
+        return {"walk_dir": out}
     return {}
