@@ -261,73 +261,100 @@ def load_graph_artifacts(
     :func:`lokg.kg.inverse_edges.relations_to_invert`); the GAT must have been trained on the
     result (its fingerprint is checked), the walk model on its own part.
     """
+    art = GraphArtifacts(kg=datamodule.kg)
+    _load_scos_graph(art, cfg, datamodule, scos_dir)
+    _add_inverse_edges(art, getattr(datamodule, "inverse", "never"))
+    if need_gat:
+        _load_gat_attention(art, datamodule, gat_dir)
+    if need_walk:
+        _find_walk_model(art, datamodule, walk_dir)
+    return art
+
+
+def _load_scos_graph(
+    art: GraphArtifacts, cfg: DictConfig, datamodule, scos_dir: str | None
+) -> None:
+    """Set ``art``'s graph, e_r and their directories: SCOS's, or the original graph with
+    ``scos=off`` (load_graph_artifacts' doc)."""
     from lokg.scos import SCOSResult
 
     root = datamodule.artifact_dir
-    art = GraphArtifacts(kg=datamodule.kg)
-    if scos_mode(cfg) != "off":
-        art.scos_dir = (
-            resolve(root, "scos", scos_dir) if scos_dir else find_scos_artifact(cfg, datamodule)
-        )
-        if art.scos_dir is None:
-            raise FileNotFoundError(
-                f"no SCOS artifacts for {datamodule.name} under {root}; run `python train.py "
-                "experiment=train_transe` with this run's data overrides first, or use scos=off"
-            )
-        art.kg = SCOSResult.load(art.scos_dir / "scos").kg
-        art.relation_embeddings = np.load(art.scos_dir / "relation_embeddings_merged.npy")
-        art.transe_dir = art.scos_dir
-    else:
+    if scos_mode(cfg) == "off":
         art.relation_embeddings = unmerged_transe_relations(root, art.kg, scos_dir)
         if art.relation_embeddings is not None:
             art.transe_dir = resolve(root, "scos", scos_dir)
-    mode = getattr(datamodule, "inverse", "never")
-    art.inverse_relations = relations_to_invert(art.kg, mode)
-    if len(art.inverse_relations):
-        plain = art.kg
-        art.kg = add_inverse_edges(plain, art.inverse_relations)
-        if art.relation_embeddings is not None:
-            art.relation_embeddings = extend_relation_embeddings(art.relation_embeddings, art.kg)
-        log.info(
-            "data.source.inverse=%s: `r (inverse)` added for %d of %d relations (+%d triples)",
-            mode, len(art.inverse_relations), plain.num_relations,
-            art.kg.num_triples - plain.num_triples,
-        )  # fmt: skip
-    if need_gat:
-        art.gat_dir = resolve(root, "gat", gat_dir)
-        if art.gat_dir is None:
-            raise FileNotFoundError(
-                f"no GAT artifacts for {datamodule.name} under {root}; run `python train.py "
-                "experiment=train_gat` with this run's data overrides first, or use "
-                "retriever.attention=uniform"
-            )
-        meta = json.loads((art.gat_dir / "gat.json").read_text(encoding="utf-8"))
-        if meta["kg_fingerprint"] != art.kg.fingerprint():
-            raise ValueError(
-                f"{art.gat_dir}: the GAT was trained on another graph (kg fingerprint "
-                f"{meta['kg_fingerprint']}, this one {art.kg.fingerprint()}); retrain model=gat "
-                "with the same scos setting"
-            )
-        art.edge_log_alpha = np.load(art.gat_dir / "edge_log_alpha.npy")
-    if need_walk:
-        walked = art.kg.own_part()  # the walk model's graph (GraphArtifacts.own_edges)
-        art.walk_dir = (
-            resolve(root, WALK_KIND, walk_dir)
-            if walk_dir
-            else default_walk_model(root, walked.fingerprint())
+        return
+    art.scos_dir = (
+        resolve(root, "scos", scos_dir) if scos_dir else find_scos_artifact(cfg, datamodule)
+    )
+    if art.scos_dir is None:
+        raise FileNotFoundError(
+            f"no SCOS artifacts for {datamodule.name} under {root}; run `python train.py "
+            "experiment=train_transe` with this run's data overrides first, or use scos=off"
         )
-        if art.walk_dir is None:
-            raise FileNotFoundError(
-                f"no trained walk model for {datamodule.name} under {root}; run "
-                "`python train.py experiment=train_walk data=...` first, or give "
-                "retriever.model_dir=<a qgat-* directory>"
-            )
-        meta = json.loads((art.walk_dir / WALK_META_FILE).read_text(encoding="utf-8"))
-        if walk_dir is None and meta["kg_fingerprint"] != walked.fingerprint():
-            raise ValueError(
-                f"{art.walk_dir}: the walk model was trained on another graph (kg fingerprint "
-                f"{meta['kg_fingerprint']}, this one {walked.fingerprint()}); retrain "
-                "experiment=train_walk with the same scos setting"
-            )
-        log.info("walk model: %s", art.walk_dir)
-    return art
+    art.kg = SCOSResult.load(art.scos_dir / "scos").kg
+    art.relation_embeddings = np.load(art.scos_dir / "relation_embeddings_merged.npy")
+    art.transe_dir = art.scos_dir
+
+
+def _add_inverse_edges(art: GraphArtifacts, mode: str) -> None:
+    """Add to ``art``'s graph (and e_r) the inverse edges ``data.source.inverse=mode`` asks
+    for."""
+    art.inverse_relations = relations_to_invert(art.kg, mode)
+    if not len(art.inverse_relations):
+        return
+    plain = art.kg
+    art.kg = add_inverse_edges(plain, art.inverse_relations)
+    if art.relation_embeddings is not None:
+        art.relation_embeddings = extend_relation_embeddings(art.relation_embeddings, art.kg)
+    log.info(
+        "data.source.inverse=%s: `r (inverse)` added for %d of %d relations (+%d triples)",
+        mode, len(art.inverse_relations), plain.num_relations,
+        art.kg.num_triples - plain.num_triples,
+    )  # fmt: skip
+
+
+def _load_gat_attention(art: GraphArtifacts, datamodule, gat_dir: str | None) -> None:
+    """Set ``art``'s GAT directory and its log attention, trained on ``art``'s graph."""
+    root = datamodule.artifact_dir
+    art.gat_dir = resolve(root, "gat", gat_dir)
+    if art.gat_dir is None:
+        raise FileNotFoundError(
+            f"no GAT artifacts for {datamodule.name} under {root}; run `python train.py "
+            "experiment=train_gat` with this run's data overrides first, or use "
+            "retriever.attention=uniform"
+        )
+    meta = json.loads((art.gat_dir / "gat.json").read_text(encoding="utf-8"))
+    if meta["kg_fingerprint"] != art.kg.fingerprint():
+        raise ValueError(
+            f"{art.gat_dir}: the GAT was trained on another graph (kg fingerprint "
+            f"{meta['kg_fingerprint']}, this one {art.kg.fingerprint()}); retrain model=gat "
+            "with the same scos setting"
+        )
+    art.edge_log_alpha = np.load(art.gat_dir / "edge_log_alpha.npy")
+
+
+def _find_walk_model(art: GraphArtifacts, datamodule, walk_dir: str | None) -> None:
+    """Set ``art``'s walk model directory: the given one, else the default one trained on
+    ``art``'s own part of the graph (GraphArtifacts.own_edges)."""
+    root = datamodule.artifact_dir
+    walked = art.kg.own_part()  # the walk model's graph (GraphArtifacts.own_edges)
+    art.walk_dir = (
+        resolve(root, WALK_KIND, walk_dir)
+        if walk_dir
+        else default_walk_model(root, walked.fingerprint())
+    )
+    if art.walk_dir is None:
+        raise FileNotFoundError(
+            f"no trained walk model for {datamodule.name} under {root}; run "
+            "`python train.py experiment=train_walk data=...` first, or give "
+            "retriever.model_dir=<a qgat-* directory>"
+        )
+    meta = json.loads((art.walk_dir / WALK_META_FILE).read_text(encoding="utf-8"))
+    if walk_dir is None and meta["kg_fingerprint"] != walked.fingerprint():
+        raise ValueError(
+            f"{art.walk_dir}: the walk model was trained on another graph (kg fingerprint "
+            f"{meta['kg_fingerprint']}, this one {walked.fingerprint()}); retrain "
+            "experiment=train_walk with the same scos setting"
+        )
+    log.info("walk model: %s", art.walk_dir)

@@ -210,32 +210,21 @@ def _drop_reason(encoder, ctx, n: int, min_total: int | None) -> str:
     return f"not placed in the evidence by the {name} encoder"
 
 
-def evidence_view(output, encoder, configuration: str = "") -> EvidenceView:
-    """The :class:`EvidenceView` of one answered question.
-
-    Args:
-        output: a :class:`~lokg.pipeline.PipelineOutput` (read by attribute); its
-            ``context.units`` holds every candidate with the costs and values the encoder
-            weighed.
-        encoder: the encoder that built ``output.context`` (the pipeline's): its name and
-            settings word the notes and the reasons for dropping.
-        configuration: a label shown in the page's header.
-    """
-    q, ctx, ret = output.question, output.context, output.retrieval
+def _path_ranks(ret) -> dict[tuple[int, ...], list[int]]:
+    """``(head, relation, tail) ids -> the ranks (from 1) of the retrieved paths through it``."""
     kg = ret.kg
-    units = ctx.units
-    if units is None:  # evidence that is not triples (text passages): none of them placed
-        ids = list(dict.fromkeys(int(t) for t in ret.triple_ids))
-        units = EncodedUnits.none_placed(kg.triples_np[ids])
-    n = len(units)
     in_paths: dict[tuple[int, ...], list[int]] = {}
     for rank, p in enumerate(ret.paths, start=1):
         for t in p.triple_ids:
             row = tuple(int(x) for x in kg.triples_np[int(t)])
             in_paths.setdefault(row, []).append(rank)
-    min_total = units.min_total
-    drop_reason = _drop_reason(encoder, ctx, n, min_total)
+    return in_paths
 
+
+def _triple_rows(
+    units: EncodedUnits, kg, in_paths: dict, drop_reason: str
+) -> tuple[TripleRow, ...]:
+    """One :class:`TripleRow` per candidate of ``units``, in retrieval rank order."""
     rows: list[TripleRow] = []
     for i, key in enumerate(tuple(int(x) for x in row) for row in units.triples):
         per_cost, per_value = {}, {}
@@ -264,14 +253,13 @@ def evidence_view(output, encoder, configuration: str = "") -> EvidenceView:
                 reason="" if kept else drop_reason,
             )
         )
+    return tuple(rows)
 
-    notes = _notes(encoder, ctx, n, min_total, output)
-    if output.prompt:
-        prompt, sent = tuple(output.prompt), True
-    else:  # extractive reader or a skipped call: the prompt an LLM reader would get
-        prompt, sent = tuple(answer_messages(q.text, ctx.text)), False
-    prompt_tokens = messages_cl100k(prompt)  # as the client counts prompt_tokens_cl100k
-    paths = tuple(
+
+def _path_rows(ret) -> tuple[PathRow, ...]:
+    """The retrieved paths, best first, with their labels and scores."""
+    kg = ret.kg
+    return tuple(
         PathRow(
             rank=r,
             triples=tuple(kg.labeled(int(t)) for t in p.triple_ids),
@@ -283,6 +271,38 @@ def evidence_view(output, encoder, configuration: str = "") -> EvidenceView:
         )
         for r, p in enumerate(ret.paths, start=1)
     )
+
+
+def _prompt(output) -> tuple[tuple[dict, ...], bool]:
+    """The chat messages and whether they were sent: the extractive reader or a skipped call
+    sent none, so the prompt shown is the one an LLM reader would get."""
+    if output.prompt:
+        return tuple(output.prompt), True
+    return tuple(answer_messages(output.question.text, output.context.text)), False
+
+
+def evidence_view(output, encoder, configuration: str = "") -> EvidenceView:
+    """The :class:`EvidenceView` of one answered question.
+
+    Args:
+        output: a :class:`~lokg.pipeline.PipelineOutput` (read by attribute); its
+            ``context.units`` holds every candidate with the costs and values the encoder
+            weighed.
+        encoder: the encoder that built ``output.context`` (the pipeline's): its name and
+            settings word the notes and the reasons for dropping.
+        configuration: a label shown in the page's header.
+    """
+    q, ctx, ret = output.question, output.context, output.retrieval
+    units = ctx.units
+    if units is None:  # evidence that is not triples (text passages): none of them placed
+        ids = list(dict.fromkeys(int(t) for t in ret.triple_ids))
+        units = EncodedUnits.none_placed(ret.kg.triples_np[ids])
+    n = len(units)
+    min_total = units.min_total
+    rows = _triple_rows(units, ret.kg, _path_ranks(ret), _drop_reason(encoder, ctx, n, min_total))
+    notes = _notes(encoder, ctx, n, min_total, output)
+    prompt, sent = _prompt(output)
+    prompt_tokens = messages_cl100k(prompt)  # as the client counts prompt_tokens_cl100k
     return EvidenceView(
         question_id=q.id,
         question=q.text,
@@ -294,8 +314,8 @@ def evidence_view(output, encoder, configuration: str = "") -> EvidenceView:
         output=output.output,
         scores=_scores(output),
         retriever_answers=tuple((a.label, float(a.score)) for a in ret.answers),
-        paths=paths,
-        triples=tuple(rows),
+        paths=_path_rows(ret),
+        triples=rows,
         prompt=prompt,
         prompt_sent=sent,
         prompt_tokens=int(prompt_tokens),

@@ -20,6 +20,8 @@ import json
 import logging
 import math
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -85,6 +87,14 @@ class ExportedCheckpoint:
         meta["checkpoint"] = self.checkpoint.name if self.checkpoint else None
         return meta
 
+    def save(self, directory: Path, name: str, meta: dict) -> None:
+        """Write ``<name>.ckpt`` (the checkpoint, when one was saved) and ``<name>.json``
+        (``meta`` and :meth:`metadata`) into ``directory``."""
+        if self.checkpoint is not None:
+            shutil.copy(self.checkpoint, directory / f"{name}.ckpt")
+        meta = meta | self.metadata()
+        (directory / f"{name}.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
     def describe(self, what: str) -> str:
         """One line for the console: which epoch was exported and why."""
         if self.selected == "best":
@@ -94,6 +104,18 @@ class ExportedCheckpoint:
             )
         why = "no monitored metric" if self.monitor is None else f"no {self.monitor} checkpoint"
         return f"{what}: exporting the last epoch, {self.epoch} ({why})"
+
+
+@contextmanager
+def _published(cfg: DictConfig, datamodule, kind: str, out: Path, what: str) -> Iterator[Path]:
+    """Fill the stage directory ``out`` atomically (the ``with`` body writes into the
+    temporary directory it yields; the config is saved beside), then record it as the
+    dataset's latest ``kind`` artifact and log ``<what> artifacts: <out>``."""
+    with atomic_directory(out) as tmp:
+        yield tmp
+        OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
+    mark_latest(datamodule.artifact_dir, kind, out)
+    log.info("%s artifacts: %s", what, out)
 
 
 def restore_best_checkpoint(model: pl.LightningModule, trainer: pl.Trainer) -> ExportedCheckpoint:
@@ -274,21 +296,15 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
     print(result.format_report().splitlines()[0], flush=True)
     warn_contradicted_merges(result.report, result.inverse_report, threshold)
     out = scos_stage_dir(cfg, datamodule, seed)
-    with atomic_directory(out) as tmp:
+    with _published(cfg, datamodule, "scos", out, "SCOS") as tmp:
         result.save(tmp / "scos")
         np.save(tmp / "relation_embeddings.npy", embeddings)
         np.save(
             tmp / "relation_embeddings_merged.npy",
             merged_relation_embeddings(embeddings, result.mapping, result.directions),
         )
-        if exported.checkpoint is not None:
-            shutil.copy(exported.checkpoint, tmp / "transe.ckpt")
         meta = {"num_relations": len(embeddings), "dim": int(embeddings.shape[1])}
-        meta |= exported.metadata()
-        (tmp / "transe.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
-        OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
-    mark_latest(datamodule.artifact_dir, "scos", out)
-    log.info("SCOS artifacts: %s", out)
+        exported.save(tmp, "transe", meta)
     return out
 
 
@@ -354,20 +370,14 @@ def run_gat_stage(
     log_alpha = gat_log_attention(model.gat, art.kg, feats, model.relation_table.weight.detach())
     key = training_key(cfg, cfg.embedder, str(art.scos_dir), seed)
     out = stage_dir(datamodule.artifact_dir, "gat", key)
-    with atomic_directory(out) as tmp:
+    with _published(cfg, datamodule, "gat", out, "GAT") as tmp:
         np.save(tmp / "edge_log_alpha.npy", log_alpha)
-        if exported.checkpoint is not None:
-            shutil.copy(exported.checkpoint, tmp / "gat.ckpt")
         meta = {
             "kg_fingerprint": art.kg.fingerprint(),
             "scos_dir": str(art.scos_dir) if art.scos_dir else None,
             "num_edges": len(log_alpha),
         }
-        meta |= exported.metadata()
-        (tmp / "gat.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
-        OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
-    mark_latest(datamodule.artifact_dir, "gat", out)
-    log.info("GAT artifacts: %s", out)
+        exported.save(tmp, "gat", meta)
     return out
 
 
@@ -452,14 +462,11 @@ def run_walk_stage(
         "relations": list(art.kg.relations.labels),  # the vocabulary relation_table.npy rows follow
         **exported.metadata(),
     }
-    with atomic_directory(out) as tmp:
+    with _published(cfg, datamodule, KIND, out, "walk model") as tmp:
         save_walk_network(
             tmp, model.net, architecture, model.relation_table.weight.detach().cpu().numpy(), meta,
             question_lm=model.question_lm,
         )  # fmt: skip
-        OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
-    mark_latest(datamodule.artifact_dir, KIND, out)
-    log.info("walk model artifacts: %s", out)
     return out
 
 
@@ -564,9 +571,6 @@ def run_rerank_stage(
         "questions": {k: list(v) for k, v in inputs.with_gold.items()},
         **exported.metadata(),
     }
-    with atomic_directory(out) as tmp:
+    with _published(cfg, datamodule, KIND, out, "answer GAT") as tmp:
         save_answer_gat(tmp, model.net, model.architecture(), meta)
-        OmegaConf.save(cfg, tmp / "config.yaml", resolve=True)
-    mark_latest(datamodule.artifact_dir, KIND, out)
-    log.info("answer GAT artifacts: %s", out)
     return out

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import hydra
 import pytorch_lightning as pl
@@ -17,6 +19,13 @@ from pytorch_lightning.utilities.model_helpers import is_overridden
 from lokg import preemption, stages
 from lokg.config import check_target_keys
 from lokg.console import configure_console
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import torch
+
+    from lokg.artifacts import GraphArtifacts
 
 log = logging.getLogger(__name__)
 
@@ -97,73 +106,16 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
     seed = resolve_seed(cfg.seed)
     pl.seed_everything(seed, workers=True)
     log.info("seed %d%s", seed, "" if cfg.seed is not None else " (drawn)")
-
-    for group in ("data", "model", "embedder"):
-        check_target_keys(cfg.get(group), group)
-    stages.warn_threshold(cfg)  # a bad scos_warn_contradiction fails before any training
-    datamodule = hydra.utils.instantiate(cfg.data)
-    datamodule.prepare_data()
-    datamodule.setup("fit")
+    datamodule = _prepared_data(cfg)
     stats = datamodule.summary()
     print(format_stats(stats), flush=True)
     result: dict = {"seed": seed, "stats": stats}
     if cfg.get("model") is None:
         return result
-
-    from lokg.models.gat_module import GATModule
-    from lokg.models.rerank_module import RerankModule
-    from lokg.models.transe_module import TransEModule
-    from lokg.models.walk_module import WalkModule
-    from lokg.taimr.walk.artifact import KIND as WALK_KIND
-
-    build = hydra.utils.instantiate(cfg.model, _partial_=True)
-    gat_art = walk_art = feats = rerank_in = None
-    is_class = isinstance(build.func, type)
-    if is_class and issubclass(build.func, GATModule):
-        # the GAT runs on SCOS's compressed graph, with encoder node features
-        embedder = _embedder(cfg)
-        gat_art, sizes = stages.prepare_gat(cfg, datamodule, embedder)
-        model = build(**sizes)
-        feats = stages.attach_gat_graph(model, gat_art, embedder)
-        stage = "gat"
-    elif is_class and issubclass(build.func, WalkModule):
-        # the walk model: SCOS's graph as given (it walks both directions by itself, so no
-        # added inverse edge), encoder features, TransE's merged e_r
-        embedder = _embedder(cfg)
-        walk_art = stages.prepare_gat(cfg, datamodule, embedder)[0].own_edges()
-        model = build(num_relations=walk_art.kg.num_relations)
-        stages.attach_walk_graph(model, walk_art, embedder)
-        stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)
-        stage = WALK_KIND
-    elif is_class and issubclass(build.func, RerankModule):
-        # the answer GAT: the trained walk's candidates over the train and val questions
-        rerank_in = stages.prepare_rerank(cfg, datamodule, _embedder(cfg))
-        model = build(**rerank_in.sizes)
-        model.set_items(rerank_in.items)
-        stage = "rerank"
-    else:
-        model = build(**datamodule.model_kwargs())
-        stage = "scos" if isinstance(model, TransEModule) and cfg.get("scos") is not None else "fit"
-    callbacks = instantiate_list(cfg.get("callbacks"))
-    # a fit stopped by SIGTERM leaves its state here, and the same command resumes from it
-    resume = None
-    if cfg.train and not cfg.trainer.get("fast_dev_run"):
-        resume = preemption.resume_path(cfg, datamodule.artifact_dir, stage, seed)
-        callbacks.append(preemption.ResumeCheckpoint(resume, resuming=resume.is_file()))
-    loggers = instantiate_list(cfg.get("logger"))
-    trainer: pl.Trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks, logger=loggers)
-    hparams = OmegaConf.to_container(cfg, resolve=True)
-    hparams["seed"] = seed
-    for lg in loggers:
-        lg.log_hyperparams(hparams)
-    reuse = (
-        isinstance(model, TransEModule)
-        and cfg.get("scos") is not None
-        and cfg.train
-        and not cfg.get("ckpt_path")
-        and not trainer.fast_dev_run
-    )
-    if reuse and (scos_dir := stages.reuse_scos_stage(cfg, datamodule, seed)) is not None:
+    fit = _built_model(cfg, datamodule)
+    model = fit.model
+    trainer, resume = _trainer(cfg, datamodule, fit.stage, seed)
+    if (scos_dir := _reused_scos(cfg, datamodule, model, trainer, seed)) is not None:
         # TransE + SCOS depend on the graph only: another question file over it reuses them
         print(f"TransE + SCOS of this graph and config already trained: {scos_dir}", flush=True)
         result.update(metrics={}, scos_dir=scos_dir, trainer=trainer, model=model)
@@ -176,42 +128,153 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         if (line := early_stop_line(trainer)) is not None:
             print(line, flush=True)
     with preemption.keeps_finished_fit(trainer, resume, sigterm):  # test and export
-        metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}
-        if cfg.test and is_overridden("test_step", model):  # link prediction/GAT: val only
-            ckpt = (
-                "best"
-                if trainer.checkpoint_callback and trainer.checkpoint_callback.best_model_path
-                else None
-            )
-            trainer.test(model, datamodule=datamodule, ckpt_path=ckpt)
-            metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
-        result["metrics"] = metrics
-        if trainer.world_size > 1:  # trainer=ddp: each process says it trained, and what it saw
-            synced = ", ".join(
-                f"{k}={v!r}" for k, v in sorted(metrics.items()) if k.startswith("val/")
-            )
-            log.info("rank %d: fit done; %s", trainer.global_rank, synced or "no val/ metrics")
-        if not trainer.is_global_zero:  # trainer=ddp: the post-fit stages run once, on rank 0
-            log.info("rank %d: post-fit artifacts are written by rank 0", trainer.global_rank)
-        elif trainer.fast_dev_run:  # debug=fdr checks that things run; it publishes no artifacts
-            log.info("fast_dev_run: SCOS/GAT artifacts are not written")
-        elif isinstance(model, TransEModule) and cfg.get("scos") is not None:
-            result["scos_dir"] = stages.run_scos_stage(cfg, datamodule, model, trainer, seed)
-        elif gat_art is not None:
-            result["gat_dir"] = stages.run_gat_stage(
-                cfg, datamodule, model, trainer, gat_art, feats, seed
-            )
-        elif rerank_in is not None:
-            result["rerank_dir"] = stages.run_rerank_stage(
-                cfg, datamodule, model, trainer, rerank_in, seed
-            )
-        elif walk_art is not None:
-            result["walk_dir"] = stages.run_walk_stage(
-                cfg, datamodule, model, trainer, walk_art, seed
-            )
+        result["metrics"] = _tested(cfg, datamodule, model, trainer)
+        result.update(_exported(cfg, datamodule, fit, trainer, seed))
     if resume is not None and trainer.is_global_zero:
         preemption.discard(resume)  # done: the same command trains afresh
     result["trainer"] = trainer
     result["model"] = model
     result["datamodule"] = datamodule
     return result
+
+
+def _prepared_data(cfg: DictConfig):
+    """The DataModule of ``cfg.data``, prepared and set up for the fit (the config's groups
+    and the SCOS warning threshold checked first, so a bad key fails before any work)."""
+    for group in ("data", "model", "embedder"):
+        check_target_keys(cfg.get(group), group)
+    stages.warn_threshold(cfg)  # a bad scos_warn_contradiction fails before any training
+    datamodule = hydra.utils.instantiate(cfg.data)
+    datamodule.prepare_data()
+    datamodule.setup("fit")
+    return datamodule
+
+
+@dataclass
+class _Fit:
+    """The model to fit, its stage (``gat``, the walk's kind, ``rerank``, ``scos`` or ``fit``)
+    and what its post-fit stage needs: the GAT's graph and node features, the walk's graph or
+    the answer GAT's inputs (``None`` when not that model)."""
+
+    model: pl.LightningModule
+    stage: str
+    gat_art: GraphArtifacts | None = None
+    feats: torch.Tensor | None = None  # [E, d_v] the GAT's node features
+    walk_art: GraphArtifacts | None = None
+    rerank_in: stages.RerankInputs | None = None
+
+
+def _built_model(cfg: DictConfig, datamodule) -> _Fit:
+    """``cfg.model`` built on the graph and inputs its kind trains on."""
+    from lokg.models.gat_module import GATModule
+    from lokg.models.rerank_module import RerankModule
+    from lokg.models.transe_module import TransEModule
+    from lokg.models.walk_module import WalkModule
+    from lokg.taimr.walk.artifact import KIND as WALK_KIND
+
+    build = hydra.utils.instantiate(cfg.model, _partial_=True)
+    is_class = isinstance(build.func, type)
+    if is_class and issubclass(build.func, GATModule):
+        # the GAT runs on SCOS's compressed graph, with encoder node features
+        embedder = _embedder(cfg)
+        gat_art, sizes = stages.prepare_gat(cfg, datamodule, embedder)
+        model = build(**sizes)
+        feats = stages.attach_gat_graph(model, gat_art, embedder)
+        return _Fit(model, "gat", gat_art=gat_art, feats=feats)
+    if is_class and issubclass(build.func, WalkModule):
+        # the walk model: SCOS's graph as given (it walks both directions by itself, so no
+        # added inverse edge), encoder features, TransE's merged e_r
+        embedder = _embedder(cfg)
+        walk_art = stages.prepare_gat(cfg, datamodule, embedder)[0].own_edges()
+        model = build(num_relations=walk_art.kg.num_relations)
+        stages.attach_walk_graph(model, walk_art, embedder)
+        stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)
+        return _Fit(model, WALK_KIND, walk_art=walk_art)
+    if is_class and issubclass(build.func, RerankModule):
+        # the answer GAT: the trained walk's candidates over the train and val questions
+        rerank_in = stages.prepare_rerank(cfg, datamodule, _embedder(cfg))
+        model = build(**rerank_in.sizes)
+        model.set_items(rerank_in.items)
+        return _Fit(model, "rerank", rerank_in=rerank_in)
+    model = build(**datamodule.model_kwargs())
+    stage = "scos" if isinstance(model, TransEModule) and cfg.get("scos") is not None else "fit"
+    return _Fit(model, stage)
+
+
+def _trainer(cfg: DictConfig, datamodule, stage: str, seed: int) -> tuple[pl.Trainer, Path | None]:
+    """``(trainer, resume)``: the trainer with the config's callbacks and loggers (the
+    hyper-parameters logged) and, for a real fit, the checkpoint a fit stopped by SIGTERM
+    leaves and the same command resumes from (``None`` otherwise)."""
+    callbacks = instantiate_list(cfg.get("callbacks"))
+    resume = None
+    if cfg.train and not cfg.trainer.get("fast_dev_run"):
+        resume = preemption.resume_path(cfg, datamodule.artifact_dir, stage, seed)
+        callbacks.append(preemption.ResumeCheckpoint(resume, resuming=resume.is_file()))
+    loggers = instantiate_list(cfg.get("logger"))
+    trainer: pl.Trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks, logger=loggers)
+    hparams = OmegaConf.to_container(cfg, resolve=True)
+    hparams["seed"] = seed
+    for lg in loggers:
+        lg.log_hyperparams(hparams)
+    return trainer, resume
+
+
+def _is_transe_with_scos(cfg: DictConfig, model) -> bool:
+    """Whether the fit is TransE's with SCOS after it (its stage is ``scos``)."""
+    from lokg.models.transe_module import TransEModule
+
+    return isinstance(model, TransEModule) and cfg.get("scos") is not None
+
+
+def _reused_scos(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed: int) -> Path | None:
+    """The SCOS artifact this TransE fit would make, when it exists already (``None``
+    otherwise, and for every other model, an explicit checkpoint or a debug run)."""
+    reuse = (
+        _is_transe_with_scos(cfg, model)
+        and cfg.train
+        and not cfg.get("ckpt_path")
+        and not trainer.fast_dev_run
+    )
+    return stages.reuse_scos_stage(cfg, datamodule, seed) if reuse else None
+
+
+def _tested(cfg: DictConfig, datamodule, model, trainer: pl.Trainer) -> dict:
+    """The fit's logged metrics, and the test split's when ``cfg.test`` and the model has a
+    test step (link prediction and the GAT stop at val), on the best checkpoint."""
+    metrics = {k: float(v) for k, v in trainer.callback_metrics.items()}
+    if cfg.test and is_overridden("test_step", model):
+        ckpt = (
+            "best"
+            if trainer.checkpoint_callback and trainer.checkpoint_callback.best_model_path
+            else None
+        )
+        trainer.test(model, datamodule=datamodule, ckpt_path=ckpt)
+        metrics.update({k: float(v) for k, v in trainer.callback_metrics.items()})
+    if trainer.world_size > 1:  # trainer=ddp: each process says it trained, and what it saw
+        synced = ", ".join(f"{k}={v!r}" for k, v in sorted(metrics.items()) if k.startswith("val/"))
+        log.info("rank %d: fit done; %s", trainer.global_rank, synced or "no val/ metrics")
+    return metrics
+
+
+def _exported(cfg: DictConfig, datamodule, fit: _Fit, trainer: pl.Trainer, seed: int) -> dict:
+    """The post-fit stage of ``fit``'s model: ``{"<kind>_dir": its artifact directory}``, or
+    nothing on the other DDP ranks (rank 0 writes), in a debug run or for a plain fit."""
+    model = fit.model
+    if not trainer.is_global_zero:  # trainer=ddp: the post-fit stages run once, on rank 0
+        log.info("rank %d: post-fit artifacts are written by rank 0", trainer.global_rank)
+        return {}
+    if trainer.fast_dev_run:  # debug=fdr checks that things run; it publishes no artifacts
+        log.info("fast_dev_run: SCOS/GAT artifacts are not written")
+        return {}
+    if _is_transe_with_scos(cfg, model):
+        return {"scos_dir": stages.run_scos_stage(cfg, datamodule, model, trainer, seed)}
+    if fit.gat_art is not None:
+        out = stages.run_gat_stage(cfg, datamodule, model, trainer, fit.gat_art, fit.feats, seed)
+        return {"gat_dir": out}
+    if fit.rerank_in is not None:
+        out = stages.run_rerank_stage(cfg, datamodule, model, trainer, fit.rerank_in, seed)
+        return {"rerank_dir": out}
+    if fit.walk_art is not None:
+        out = stages.run_walk_stage(cfg, datamodule, model, trainer, fit.walk_art, seed)
+        return {"walk_dir": out}
+    return {}

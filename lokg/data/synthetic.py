@@ -382,6 +382,167 @@ def _check_positive(**values: float) -> None:
             raise ValueError(f"make_synthetic_kg: {key} must be > 0, got {value}")
 
 
+def _check_settings(
+    num_entities: int,
+    num_triples: int,
+    num_relations: int,
+    num_synonyms: int,
+    num_types: int,
+    alpha: float,
+) -> None:
+    """One line naming the setting of :func:`make_synthetic_kg` that cannot be generated."""
+    _check_positive(
+        num_entities=num_entities,
+        num_triples=num_triples,
+        num_relations=num_relations,
+        num_types=num_types,
+        alpha=alpha,
+    )
+    if num_synonyms < 0 or 2 * num_synonyms > num_relations:
+        raise ValueError(
+            f"make_synthetic_kg: num_synonyms must be in [0, num_relations / 2], "
+            f"got {num_synonyms} with num_relations={num_relations}"
+        )
+    if num_types > num_entities:
+        raise ValueError(
+            f"make_synthetic_kg: num_types ({num_types}) exceeds num_entities ({num_entities})"
+        )
+
+
+@dataclass(frozen=True)
+class _TypedEntities:
+    """Entity types and the power-law popularity inside each type.
+
+    Attributes:
+        types: ``[E]`` type id of every entity.
+        by_type: ``[E]`` entity ids grouped by type; inside a type, position = popularity rank.
+        count, start: ``[k]`` entities of each type and the type's first position in
+            ``by_type``.
+        local_cdf: ``[E]`` (by position) cumulative popularity inside the type, in (0, 1].
+        global_cdf: ``[E]`` ``type id + local_cdf``, so that ``searchsorted(global_cdf, t + u)``
+            samples inside type ``t``.
+    """
+
+    types: np.ndarray
+    by_type: np.ndarray
+    count: np.ndarray
+    start: np.ndarray
+    local_cdf: np.ndarray
+    global_cdf: np.ndarray
+
+    def draw(self, u: np.ndarray, types: np.ndarray) -> np.ndarray:
+        """``[n]`` entities of the given ``types [n]`` for uniform draws ``u [n]`` in
+        [0, 1) (scaled below 1 by a range's mass: only its most popular entities)."""
+        pos = np.searchsorted(self.global_cdf, types + u * (1 - 1e-12), side="left")
+        return self.by_type[np.minimum(pos, len(self.by_type) - 1)]
+
+
+def _typed_entities(
+    rng: np.random.Generator, num_entities: int, num_types: int, alpha: float
+) -> _TypedEntities:
+    """Each type gets at least one entity, the rest uniformly; popularity
+    ``(rank + 1) ** -alpha`` inside a type."""
+    etype = np.concatenate(
+        [np.arange(num_types), rng.integers(0, num_types, num_entities - num_types)]
+    )
+    rng.shuffle(etype)
+    by_type = np.argsort(etype, kind="stable")  # [E] entity ids, grouped by type
+    type_count = np.bincount(etype, minlength=num_types)
+    type_start = np.concatenate([[0], np.cumsum(type_count)[:-1]])
+    rank = np.arange(num_entities) - np.repeat(type_start, type_count)  # [E] rank inside type
+    weight = (rank + 1.0) ** -alpha
+    # Per-type cumulative popularity normalised to (0, 1]; global array offset by type id.
+    cum = np.cumsum(weight)
+    seg_end = np.repeat(cum[type_start + type_count - 1], type_count)
+    seg_begin = np.repeat(np.concatenate([[0.0], cum[type_start[1:] - 1]]), type_count)
+    local_cdf = (cum - seg_begin) / (seg_end - seg_begin)  # [E] in (0, 1]
+    global_cdf = np.repeat(np.arange(num_types), type_count) + local_cdf
+    return _TypedEntities(etype, by_type, type_count, type_start, local_cdf, global_cdf)
+
+
+@dataclass(frozen=True)
+class _BaseRelations:
+    """``[n_base]`` domain type, range type and the cdf mass of the range's first ``m_r``
+    entities (a relation reaches only the ``m_r`` most popular of its range type)."""
+
+    domain: np.ndarray
+    range_type: np.ndarray
+    range_mass: np.ndarray
+
+
+def _base_relations(
+    rng: np.random.Generator, n_base: int, num_types: int, ents: _TypedEntities
+) -> _BaseRelations:
+    """Domain, range and range size m_r (log-uniform in [2, |range type|]) of each base
+    relation.  Distinct (domain, range) type pairs while there are enough of them: two base
+    relations with the same pair (and range size) would be draws of one distribution,
+    synonyms that no signal can tell apart, not planted but merged (issue 10's precision
+    would then measure the generator)."""
+    if num_types * num_types >= n_base:
+        pair = rng.choice(num_types * num_types, size=n_base, replace=False)
+    else:
+        pair = rng.integers(0, num_types * num_types, n_base)
+    dom, rng_type = pair // num_types, pair % num_types
+    full = ents.count[rng_type]
+    m = np.exp(rng.uniform(np.log(2.0), np.log(np.maximum(full, 2)), n_base))
+    m = np.clip(np.round(m).astype(np.int64), 1, full)
+    range_mass = ents.local_cdf[ents.start[rng_type] + m - 1]  # [n_base] cdf mass of first m
+    return _BaseRelations(dom, rng_type, range_mass)
+
+
+def _draw_triples(
+    rng: np.random.Generator,
+    num_triples: int,
+    relation_zipf: float,
+    base: _BaseRelations,
+    ents: _TypedEntities,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(heads, relations, tails)``, each ``[T]``: distinct triples of the base relations,
+    relation frequencies by Zipf's law, drawn until ``num_triples`` exist; a graph that
+    saturates (tiny types, tiny ranges) stops after a bounded number of rounds."""
+    n_base, num_entities = len(base.domain), len(ents.types)
+    freq = (np.arange(n_base) + 1.0) ** -relation_zipf
+    p_rel = freq / freq.sum()
+    keys = np.empty(0, dtype=np.int64)
+    for _ in range(_MAX_ROUNDS):
+        need = num_triples - len(keys)
+        if need <= 0:
+            break
+        n = int(need * 1.3) + 16
+        rel = rng.choice(n_base, size=n, p=p_rel)  # [n]
+        u_h = rng.random(n)
+        u_t = rng.random(n) * base.range_mass[rel]
+        heads = ents.draw(u_h, base.domain[rel])
+        tails = ents.draw(u_t, base.range_type[rel])
+        new = (heads * n_base + rel) * num_entities + tails
+        _, first = np.unique(np.concatenate([keys, new]), return_index=True)
+        keys = np.concatenate([keys, new])[np.sort(first)]
+    keys = keys[:num_triples]
+    tails = keys % num_entities
+    rel = (keys // num_entities) % n_base
+    heads = keys // (num_entities * n_base)
+    return heads, rel, tails
+
+
+def _move_to_synonyms(
+    rng: np.random.Generator, rel: np.ndarray, n_base: int, num_synonyms: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(relations [T], base ids [S], synonym ids [S])``: ``num_synonyms`` base relations,
+    among the most frequent half (they keep enough triples to be measurable), each hand a
+    random share (30-70 %) of their triples to a new synonym id."""
+    candidates = np.arange(max(n_base // 2, num_synonyms))
+    base_of_syn = np.sort(rng.choice(candidates, size=num_synonyms, replace=False))
+    syn_id = n_base + np.arange(num_synonyms)
+    share = rng.uniform(0.3, 0.7, num_synonyms)
+    syn_of_base = np.full(n_base, -1)
+    syn_of_base[base_of_syn] = np.arange(num_synonyms)
+    if num_synonyms:  # with none planted there is nothing to move (and nothing to index)
+        k = syn_of_base[rel]
+        move = (k >= 0) & (rng.random(len(rel)) < share[np.maximum(k, 0)])
+        rel = np.where(move, syn_id[np.maximum(k, 0)], rel)
+    return rel, base_of_syn, syn_id
+
+
 def make_synthetic_kg(
     *,
     num_entities: int = 100_000,
@@ -411,104 +572,21 @@ def make_synthetic_kg(
     Returns:
         :class:`SyntheticKG` with the graph, the planted ``(base, synonym)`` pairs and types.
     """
-    _check_positive(
-        num_entities=num_entities,
-        num_triples=num_triples,
-        num_relations=num_relations,
-        num_types=num_types,
-        alpha=alpha,
-    )
-    if num_synonyms < 0 or 2 * num_synonyms > num_relations:
-        raise ValueError(
-            f"make_synthetic_kg: num_synonyms must be in [0, num_relations / 2], "
-            f"got {num_synonyms} with num_relations={num_relations}"
-        )
-    if num_types > num_entities:
-        raise ValueError(
-            f"make_synthetic_kg: num_types ({num_types}) exceeds num_entities ({num_entities})"
-        )
-    rng = np.random.default_rng(seed)
+    _check_settings(num_entities, num_triples, num_relations, num_synonyms, num_types, alpha)
+    rng = np.random.default_rng(seed)  # one generator, drawn from in the order below
     n_base = num_relations - num_synonyms
-
-    # Entity types: each type gets at least one entity, the rest uniformly.
-    etype = np.concatenate(
-        [np.arange(num_types), rng.integers(0, num_types, num_entities - num_types)]
-    )
-    rng.shuffle(etype)
-    # Entities sorted by type; inside a type, position = popularity rank.
-    by_type = np.argsort(etype, kind="stable")  # [E] entity ids, grouped by type
-    type_count = np.bincount(etype, minlength=num_types)
-    type_start = np.concatenate([[0], np.cumsum(type_count)[:-1]])
-    rank = np.arange(num_entities) - np.repeat(type_start, type_count)  # [E] rank inside type
-    weight = (rank + 1.0) ** -alpha
-    # Per-type cumulative popularity normalised to (0, 1]; global array offset by type id,
-    # so that searchsorted(cdf, t + u) samples inside type t.
-    cum = np.cumsum(weight)
-    seg_end = np.repeat(cum[type_start + type_count - 1], type_count)
-    seg_begin = np.repeat(np.concatenate([[0.0], cum[type_start[1:] - 1]]), type_count)
-    local_cdf = (cum - seg_begin) / (seg_end - seg_begin)  # [E] in (0, 1]
-    global_cdf = np.repeat(np.arange(num_types), type_count) + local_cdf
-
-    # Base relations: domain, range, range size m_r (log-uniform in [2, |range type|]).
-    # Distinct (domain, range) type pairs while there are enough of them: two base relations
-    # with the same pair (and range size) would be draws of one distribution, synonyms that
-    # no signal can tell apart, not planted but merged (issue 10's precision would then
-    # measure the generator).
-    if num_types * num_types >= n_base:
-        pair = rng.choice(num_types * num_types, size=n_base, replace=False)
-    else:
-        pair = rng.integers(0, num_types * num_types, n_base)
-    dom, rng_type = pair // num_types, pair % num_types
-    full = type_count[rng_type]
-    m = np.exp(rng.uniform(np.log(2.0), np.log(np.maximum(full, 2)), n_base))
-    m = np.clip(np.round(m).astype(np.int64), 1, full)
-    range_mass = local_cdf[type_start[rng_type] + m - 1]  # [n_base] cdf mass of first m
-
-    freq = (np.arange(n_base) + 1.0) ** -relation_zipf
-    p_rel = freq / freq.sum()
-    # Draw until num_triples distinct (head, base relation, tail) triples exist; a graph that
-    # saturates (tiny types, tiny ranges) stops after a bounded number of rounds.
-    keys = np.empty(0, dtype=np.int64)
-    for _ in range(_MAX_ROUNDS):
-        need = num_triples - len(keys)
-        if need <= 0:
-            break
-        n = int(need * 1.3) + 16
-        rel = rng.choice(n_base, size=n, p=p_rel)  # [n]
-        u_h = rng.random(n)
-        u_t = rng.random(n) * range_mass[rel]
-        h_pos = np.searchsorted(global_cdf, dom[rel] + u_h * (1 - 1e-12), side="left")
-        t_pos = np.searchsorted(global_cdf, rng_type[rel] + u_t * (1 - 1e-12), side="left")
-        heads = by_type[np.minimum(h_pos, num_entities - 1)]
-        tails = by_type[np.minimum(t_pos, num_entities - 1)]
-        new = (heads * n_base + rel) * num_entities + tails
-        _, first = np.unique(np.concatenate([keys, new]), return_index=True)
-        keys = np.concatenate([keys, new])[np.sort(first)]
-    keys = keys[:num_triples]
-    tails = keys % num_entities
-    rel = (keys // num_entities) % n_base
-    heads = keys // (num_entities * n_base)
-
-    # Planted synonyms: the most frequent base relations keep enough triples to be measurable;
-    # choose among the top half at random.
-    candidates = np.arange(max(n_base // 2, num_synonyms))
-    base_of_syn = np.sort(rng.choice(candidates, size=num_synonyms, replace=False))
-    syn_id = n_base + np.arange(num_synonyms)
-    share = rng.uniform(0.3, 0.7, num_synonyms)
-    syn_of_base = np.full(n_base, -1)
-    syn_of_base[base_of_syn] = np.arange(num_synonyms)
-    if num_synonyms:  # with none planted there is nothing to move (and nothing to index)
-        k = syn_of_base[rel]
-        move = (k >= 0) & (rng.random(len(rel)) < share[np.maximum(k, 0)])
-        rel = np.where(move, syn_id[np.maximum(k, 0)], rel)
+    ents = _typed_entities(rng, num_entities, num_types, alpha)
+    base = _base_relations(rng, n_base, num_types, ents)
+    heads, rel, tails = _draw_triples(rng, num_triples, relation_zipf, base, ents)
+    rel, base_of_syn, syn_id = _move_to_synonyms(rng, rel, n_base, num_synonyms)
     triples = np.stack([heads, rel, tails], 1).astype(np.int64)  # distinct by construction
 
     width_e = len(str(num_entities - 1))
     width_r = len(str(num_relations - 1))
-    ents = Vocabulary([f"e{i:0{width_e}d}" for i in range(num_entities)])
+    labels = Vocabulary([f"e{i:0{width_e}d}" for i in range(num_entities)])
     rels = Vocabulary([f"r{i:0{width_r}d}" for i in range(num_relations)])
     type_labels = [f"T{t}" for t in range(num_types)]
-    attrs = EntityAttributes(types=[type_labels[t] for t in etype.tolist()])
-    kg = KnowledgeGraph(ents, rels, triples, attributes=attrs, name=name)
+    attrs = EntityAttributes(types=[type_labels[t] for t in ents.types.tolist()])
+    kg = KnowledgeGraph(labels, rels, triples, attributes=attrs, name=name)
     pairs = np.stack([base_of_syn, syn_id], 1).astype(np.int64).reshape(-1, 2)
-    return SyntheticKG(kg=kg, synonym_pairs=pairs, entity_types=etype.astype(np.int64))
+    return SyntheticKG(kg=kg, synonym_pairs=pairs, entity_types=ents.types.astype(np.int64))

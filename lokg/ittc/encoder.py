@@ -685,6 +685,18 @@ class ITTCEncoder(Encoder):
             repaired = True
             choice, text = self._repair(lines, costs, choice, drop_order, budget)
         kept = np.flatnonzero(choice >= 0)
+        return self._solved_context(
+            text, choice, kept, budget=budget, t_naive=t_naive, triples=triples, solver=solver,
+            sigma=sigma, costs=costs, values=values, boosted=boosted, repaired=repaired,
+        )  # fmt: skip
+
+    def _solved_context(
+        self, text, choice, kept, *, budget, t_naive, triples, solver, sigma, costs, values,
+        boosted, repaired, **kw,
+    ):  # fmt: skip
+        """The context of an MCKP solution: ``choice [N]`` the granularity of each candidate
+        (-1: dropped), ``kept`` the kept candidates in text order, ``text`` their lines;
+        its value is Eq. (11)'s objective, the sum of the chosen v(t, k)."""
         return self._context(
             text,
             budget,
@@ -701,6 +713,7 @@ class ITTCEncoder(Encoder):
             value=float(values[kept, choice[kept]].sum()),
             repaired=repaired,
             encoding_order=sigma,
+            **kw,
         )
 
     def _drop_order(self, scores: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -731,26 +744,13 @@ class ITTCEncoder(Encoder):
         if layout is not None:
             kept = kept[np.argsort(layout.line[kept], kind="stable")]  # text order
             line_of = layout.line[kept]
-        return self._context(
-            text,
-            budget,
-            t_naive,
-            triples[kept],
-            [GRANULARITIES[k] for k in choice[kept]],
-            triples[choice < 0],
-            sol.solver,
-            sigma.order,
-            candidates=triples,
-            costs=costs,
-            values=values,
-            boosted=boosted,
-            line_of=line_of,
+        return self._solved_context(
+            text, choice, kept, budget=budget, t_naive=t_naive, triples=triples,
+            solver=sol.solver, sigma=sigma, costs=costs, values=values, boosted=boosted,
+            repaired=repaired, line_of=line_of,
             line_costs=None if layout is None else layout.line_cost,
-            value=float(values[kept, choice[kept]].sum()),
-            repaired=repaired,
-            encoding_order=sigma,
             report={} if layout is None else _group_report(layout),
-        )
+        )  # fmt: skip
 
     @staticmethod
     def _assemble(lines: list[list[str]], choice: np.ndarray) -> str:

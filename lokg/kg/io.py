@@ -551,6 +551,82 @@ def _unknown_key(key: str) -> str:
     )
 
 
+def _question_id(obj: dict, path: os.PathLike | str, lineno: int) -> str:
+    """The id of question object ``obj`` after its keys are checked: none unknown, none of
+    the required ones missing."""
+    unknown = next((k for k in obj if k not in QUESTION_KEYS), None)
+    if unknown is not None:
+        raise DataFormatError(f"{_where(path, lineno)}: {_unknown_key(unknown)}")
+    missing = [k for k in QUESTION_KEYS[:4] if k not in obj]
+    _expect(not missing, path, lineno, f"missing key(s) {missing}")
+    qid = obj["id"]
+    _expect(
+        isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid).strip() != "",
+        path,
+        lineno,
+        f"'id' is {_kind(qid)}; expected a non-empty string or integer",
+    )
+    return str(qid)
+
+
+def _check_new_id(
+    qid: str,
+    first_line: Mapping[str, int],
+    taken_ids: Mapping[str, str] | None,
+    path: os.PathLike | str,
+    lineno: int,
+) -> None:
+    """An error naming the line when ``qid`` was used on an earlier line or elsewhere."""
+    if qid in first_line:
+        raise DataFormatError(
+            f"{_where(path, lineno)}: duplicate id {qid!r} (first on line "
+            f"{first_line[qid]}); expected unique ids"
+        )
+    if taken_ids and qid in taken_ids:
+        raise DataFormatError(
+            f"{_where(path, lineno)}: duplicate id {qid!r} (also in "
+            f"{taken_ids[qid]}); expected unique ids"
+        )
+
+
+def _question(obj: dict, qid: str, path: os.PathLike | str, lineno: int) -> Question:
+    """The :class:`Question` of object ``obj`` (its keys and id checked), or an error naming
+    the line and the mistyped key."""
+    text = obj["question"]
+    _expect(
+        isinstance(text, str) and text.strip() != "",
+        path,
+        lineno,
+        f"'question' is {_kind(text)}; expected a non-empty string",
+    )
+    answers = _check_labels(obj["answers"], "answers", path, lineno)
+    topics = _check_labels(obj["topic_entities"], "topic_entities", path, lineno)
+    _expect(
+        len(topics) > 0,
+        path,
+        lineno,
+        "'topic_entities' is an empty list; expected at least one topic entity",
+    )
+    gold = obj.get("gold_path", [])
+    _expect(
+        isinstance(gold, list)
+        and all(
+            isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) and x for x in t)
+            for t in gold
+        ),
+        path,
+        lineno,
+        "'gold_path' must be a list of [head, relation, tail] string triples",
+    )
+    return Question(
+        id=qid,
+        text=text.strip(),
+        answers=tuple(answers),
+        topic_entities=tuple(topics),
+        gold_path=tuple(tuple(t) for t in gold),
+    )
+
+
 def read_questions(
     path: str | os.PathLike,
     kg: KnowledgeGraph | None = None,
@@ -581,69 +657,15 @@ def read_questions(
             report.blank += 1
             continue
         obj = _json_object(path, lineno, text)
-        unknown = next((k for k in obj if k not in QUESTION_KEYS), None)
-        if unknown is not None:
-            raise DataFormatError(f"{_where(path, lineno)}: {_unknown_key(unknown)}")
-        missing = [k for k in QUESTION_KEYS[:4] if k not in obj]
-        _expect(not missing, path, lineno, f"missing key(s) {missing}")
-        qid = obj["id"]
-        _expect(
-            isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid).strip() != "",
-            path,
-            lineno,
-            f"'id' is {_kind(qid)}; expected a non-empty string or integer",
-        )
-        qid = str(qid)
-        if qid in first_line:
-            raise DataFormatError(
-                f"{_where(path, lineno)}: duplicate id {qid!r} (first on line "
-                f"{first_line[qid]}); expected unique ids"
-            )
-        if taken_ids and qid in taken_ids:
-            raise DataFormatError(
-                f"{_where(path, lineno)}: duplicate id {qid!r} (also in "
-                f"{taken_ids[qid]}); expected unique ids"
-            )
+        qid = _question_id(obj, path, lineno)
+        _check_new_id(qid, first_line, taken_ids, path, lineno)
         first_line[qid] = lineno
-        text_q = obj["question"]
-        _expect(
-            isinstance(text_q, str) and text_q.strip() != "",
-            path,
-            lineno,
-            f"'question' is {_kind(text_q)}; expected a non-empty string",
-        )
-        answers = _check_labels(obj["answers"], "answers", path, lineno)
-        topics = _check_labels(obj["topic_entities"], "topic_entities", path, lineno)
-        _expect(
-            len(topics) > 0,
-            path,
-            lineno,
-            "'topic_entities' is an empty list; expected at least one topic entity",
-        )
+        question = _question(obj, qid, path, lineno)
         if kg is not None:
-            unknown_topics += [(lineno, t) for t in topics if t not in kg.entities]
-        gold = obj.get("gold_path", [])
-        _expect(
-            isinstance(gold, list)
-            and all(
-                isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) and x for x in t)
-                for t in gold
-            ),
-            path,
-            lineno,
-            "'gold_path' must be a list of [head, relation, tail] string triples",
-        )
-        if not answers:
+            unknown_topics += [(lineno, t) for t in question.topic_entities if t not in kg.entities]
+        if not question.answers:
             report.notes.append(f"line {lineno}: question {qid!r} has no gold answer")
-        questions.append(
-            Question(
-                id=qid,
-                text=text_q.strip(),
-                answers=tuple(answers),
-                topic_entities=tuple(topics),
-                gold_path=tuple(tuple(t) for t in gold),
-            )
-        )
+        questions.append(question)
         report.records += 1
     if not questions:
         raise _empty_error(path, "questions", report)

@@ -25,6 +25,7 @@ import math
 import torch
 from torch import Tensor, nn
 
+from lokg.nn.grouped import group_logsumexp
 from lokg.nn.rel_gat import RelGAT
 
 __all__ = ["AnswerGAT", "candidate_log_softmax"]
@@ -32,10 +33,7 @@ __all__ = ["AnswerGAT", "candidate_log_softmax"]
 
 def candidate_log_softmax(logits: Tensor, owner: Tensor, num_questions: int) -> Tensor:
     """``[c]`` log-softmax of ``logits`` within each question (``owner [c]``)."""
-    mx = torch.full((num_questions,), float("-inf"), dtype=logits.dtype, device=logits.device)
-    mx = mx.scatter_reduce(0, owner, logits, reduce="amax", include_self=True)
-    total = torch.zeros_like(mx).index_add(0, owner, (logits - mx[owner]).exp())
-    return logits - (total.log() + mx)[owner]
+    return logits - group_logsumexp(logits, owner, num_questions)[owner]
 
 
 class AnswerGAT(nn.Module):

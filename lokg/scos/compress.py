@@ -21,7 +21,7 @@ from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.scos.config import SCOSConfig
 from lokg.scos.entity_types import entity_types, resolve_entity_types
 from lokg.scos.inverse import InverseRecord, find_inverse_pairs
-from lokg.scos.merge import MergeRecord, RefusedPair, greedy_merge
+from lokg.scos.merge import MergeOutcome, MergeRecord, RefusedPair, greedy_merge
 
 __all__ = ["SCOSResult", "compress", "information_density"]
 
@@ -276,6 +276,98 @@ def _coerce_config(cfg: SCOSConfig | Mapping[str, Any] | None, overrides: dict) 
     return SCOSConfig.from_mapping(base)
 
 
+def _merged(
+    kg: KnowledgeGraph,
+    relation_embeddings: np.ndarray | None,
+    config: SCOSConfig,
+    entity_embeddings: np.ndarray | None,
+    relation_names: np.ndarray | None,
+) -> tuple[MergeOutcome, str | None]:
+    """The greedy merge of ``kg``'s relations under ``config`` and the entity types it used
+    (``None`` with ``mode="off"``: every relation its own cluster, nothing merged)."""
+    if config.mode == "off":
+        return MergeOutcome(labels=np.arange(kg.num_relations), merges=[], total_entropy=0.0), None
+    if relation_embeddings is None:
+        raise ValueError(
+            "SCOS (scos.mode=greedy) needs TransE relation embeddings [R0, d]; "
+            "train model=transe first or use scos=off"
+        )
+    if hasattr(relation_embeddings, "detach"):
+        relation_embeddings = relation_embeddings.detach().cpu().numpy()
+    if hasattr(entity_embeddings, "detach"):
+        entity_embeddings = entity_embeddings.detach().cpu().numpy()
+    if config.min_name_cosine is not None and relation_names is None:
+        raise ValueError(
+            "scos.min_name_cosine needs the relation names' sentence embeddings: pass "
+            "relation_names=lokg.scos.names.name_embeddings(kg.relations.labels, encoder), "
+            "or set scos.min_name_cosine=null"
+        )
+    used_types = config.entity_types
+    if used_types == "auto":
+        used_types = resolve_entity_types(kg, config.type_relation, entity_embeddings is not None)
+    types = entity_types(
+        kg,
+        used_types,
+        config.type_relation,
+        entity_embeddings=entity_embeddings,
+        num_types=config.num_entity_types,
+    )
+    outcome = greedy_merge(
+        kg,
+        np.asarray(relation_embeddings, dtype=np.float64),
+        types,
+        weights=config.weights,
+        theta_base=config.theta_base,
+        epsilon=config.epsilon,
+        min_support=int(config.min_support),
+        max_split_z=config.max_split_z,
+        max_contradiction=config.max_contradiction,
+        names=None if relation_names is None else np.asarray(relation_names, np.float64),
+        min_name_cosine=config.min_name_cosine,
+    )
+    return outcome, used_types
+
+
+def _canonical(kg: KnowledgeGraph, labels: np.ndarray) -> tuple[np.ndarray, Vocabulary]:
+    """phi ``[R0]`` and the R* vocabulary of the clusters ``labels``: clusters in order of
+    their smallest original id, each named after its member with the most triples (ties:
+    smallest id)."""
+    roots, mapping = np.unique(labels, return_inverse=True)
+    order = np.lexsort((np.arange(kg.num_relations), -kg.relation_counts, mapping))
+    first = order[np.searchsorted(mapping[order], np.arange(len(roots)))]
+    relations = Vocabulary([kg.relations.label(int(r)) for r in first])
+    return mapping.astype(np.int64), relations
+
+
+@dataclass
+class _Compressed:
+    """phi, the compressed relations and graph and, after ``scos.merge_inverse`` (R* -> R**),
+    the flipped relations (``direction``, -1) and the inverse pairs merged and refused."""
+
+    mapping: np.ndarray
+    relations: Vocabulary
+    kg: KnowledgeGraph
+    direction: np.ndarray | None = None
+    merged: list[InverseRecord] = field(default_factory=list)
+    refused: list[InverseRecord] = field(default_factory=list)
+
+
+def _merge_inverses(kg: KnowledgeGraph, compressed: _Compressed, config: SCOSConfig) -> _Compressed:
+    """``compressed`` (R*) with its inverse pairs merged: a flipped cluster joins its partner,
+    ids stay in order (:func:`lokg.scos.inverse.find_inverse_pairs`)."""
+    partner, flip, inverse, refused = find_inverse_pairs(
+        compressed.kg, config.theta_base, config.max_contradiction
+    )
+    if not inverse:
+        return _Compressed(compressed.mapping, compressed.relations, compressed.kg, refused=refused)
+    roots, second = np.unique(partner, return_inverse=True)
+    relations = Vocabulary([compressed.relations.label(int(r)) for r in roots])
+    direction = flip[compressed.mapping].astype(np.int64)
+    mapping = second[compressed.mapping].astype(np.int64)
+    merged = apply_mapping(kg, mapping, direction, relations)
+    return _Compressed(mapping, relations, merged, direction, inverse, refused)
+
+
 def compress(
     kg: KnowledgeGraph,
     relation_embeddings: np.ndarray | None,
@@ -303,92 +395,32 @@ def compress(
     """
     config = _coerce_config(cfg, overrides)
     recorded = config.to_dict()
-    R = kg.num_relations
-    refused: list[RefusedPair] = []
-    inverse_refused: list[InverseRecord] = []
-    below_support = 0
-    if config.mode == "off":
-        labels = np.arange(R)
-        merges: list[MergeRecord] = []
-        total_entropy = 0.0
-    else:
-        if relation_embeddings is None:
-            raise ValueError(
-                "SCOS (scos.mode=greedy) needs TransE relation embeddings [R0, d]; "
-                "train model=transe first or use scos=off"
-            )
-        if hasattr(relation_embeddings, "detach"):
-            relation_embeddings = relation_embeddings.detach().cpu().numpy()
-        if hasattr(entity_embeddings, "detach"):
-            entity_embeddings = entity_embeddings.detach().cpu().numpy()
-        if config.min_name_cosine is not None and relation_names is None:
-            raise ValueError(
-                "scos.min_name_cosine needs the relation names' sentence embeddings: pass "
-                "relation_names=lokg.scos.names.name_embeddings(kg.relations.labels, encoder), "
-                "or set scos.min_name_cosine=null"
-            )
-        used_types = config.entity_types
-        if used_types == "auto":
-            used_types = resolve_entity_types(
-                kg, config.type_relation, entity_embeddings is not None
-            )
-        types = entity_types(
-            kg,
-            used_types,
-            config.type_relation,
-            entity_embeddings=entity_embeddings,
-            num_types=config.num_entity_types,
-        )
-        outcome = greedy_merge(
-            kg,
-            np.asarray(relation_embeddings, dtype=np.float64),
-            types,
-            weights=config.weights,
-            theta_base=config.theta_base,
-            epsilon=config.epsilon,
-            min_support=int(config.min_support),
-            max_split_z=config.max_split_z,
-            max_contradiction=config.max_contradiction,
-            names=None if relation_names is None else np.asarray(relation_names, np.float64),
-            min_name_cosine=config.min_name_cosine,
-        )
-        labels, merges, total_entropy = outcome.labels, outcome.merges, outcome.total_entropy
-        refused, below_support = outcome.refused, outcome.below_support
+    outcome, used_types = _merged(
+        kg, relation_embeddings, config, entity_embeddings, relation_names
+    )
+    if used_types is not None:
         recorded["entity_types_used"] = used_types
-
-    # Canonical ids: clusters in order of their smallest original id; a cluster is named
-    # after its member with the most triples (ties: smallest id).
-    roots, mapping = np.unique(labels, return_inverse=True)
-    order = np.lexsort((np.arange(R), -kg.relation_counts, mapping))
-    first = order[np.searchsorted(mapping[order], np.arange(len(roots)))]
-    relations = Vocabulary([kg.relations.label(int(r)) for r in first])
-    mapping = mapping.astype(np.int64)
-    compressed = kg if config.mode == "off" else kg.with_relations(mapping, relations)
-    direction, inverse = None, []
-    if config.merge_inverse and config.mode != "off":
-        partner, flip, inverse, inverse_refused = find_inverse_pairs(
-            compressed, config.theta_base, config.max_contradiction
-        )
-        if inverse:  # R* -> R**: a flipped cluster joins its partner, ids stay in order
-            roots2, second = np.unique(partner, return_inverse=True)
-            relations = Vocabulary([relations.label(int(r)) for r in roots2])
-            direction = flip[mapping].astype(np.int64)
-            mapping = second[mapping].astype(np.int64)
-            compressed = apply_mapping(kg, mapping, direction, relations)
-    info_loss, rho_hat = information_density(merges, total_entropy, R, len(relations))
+    mapping, relations = _canonical(kg, outcome.labels)
+    off = config.mode == "off"
+    out = _Compressed(mapping, relations, kg if off else kg.with_relations(mapping, relations))
+    if config.merge_inverse and not off:
+        out = _merge_inverses(kg, out, config)
+    info_loss, rho_hat = information_density(
+        outcome.merges, outcome.total_entropy, kg.num_relations, len(out.relations)
+    )
     return SCOSResult(
-        mapping=mapping,
-        kg=compressed,
-        relations=relations,
-        report=merges,
+        mapping=out.mapping,
+        kg=out.kg,
+        relations=out.relations,
+        report=outcome.merges,
         info_loss=info_loss,
         rho_hat=rho_hat,
         original_relations=kg.relations,
         config=recorded,
         source_fingerprint=kg.fingerprint(),
-        direction=direction,
-        inverse_report=inverse,
-        refused_report=refused,
-        below_support=below_support,
-        inverse_refused=inverse_refused,
+        direction=out.direction,
+        inverse_report=out.merged,
+        refused_report=outcome.refused,
+        below_support=outcome.below_support,
+        inverse_refused=out.refused,
     )

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -281,6 +282,250 @@ class _Clusters:
         return np.bincount(pairs % self.R, minlength=self.R).astype(np.float64)
 
 
+class _Pair(NamedTuple):
+    """An admissible pair on the greedy loop's heap, as it was scored: the heap pops the
+    highest similarity first (ties: smaller slot ids, then older versions).  ``left <
+    right`` are slot ids; their versions tell a pair scored before one side merged again."""
+
+    neg_similarity: float
+    left: int
+    right: int
+    left_version: int
+    right_version: int
+    nmi: float
+    jaccard: float
+    cosine: float
+    threshold: float
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    """Eq. (3)'s weights and Eq. (5)'s settings."""
+
+    weights: tuple[float, float, float]
+    theta_base: float
+    epsilon: float
+
+    def upper_bound(self, jac: np.ndarray, cos: np.ndarray) -> np.ndarray:
+        """Eq. (3) with NMI at its maximum, 1: a pair below its threshold here never
+        reaches it, so its NMI is not computed."""
+        w1, w2, w3 = self.weights
+        return w1 + w2 * jac + w3 * cos
+
+    def similarity(self, nmi: np.ndarray, jac: np.ndarray, cos: np.ndarray) -> np.ndarray:
+        """Eq. (3)."""
+        return fused_similarity(nmi, jac, cos, self.weights)
+
+    def threshold(self, h_a: np.ndarray, h_b: np.ndarray) -> np.ndarray:
+        """Eq. (5)."""
+        return adaptive_threshold(h_a, h_b, self.theta_base, self.epsilon)
+
+
+@dataclass
+class _Guards:
+    """The guards beyond the paper (module doc) over the clusters ``st``: each test is off
+    when its setting is ``None``; every refusal is recorded in ``refused``.  ``names``:
+    ``[R0, d]`` unit rows of the relation names' embeddings (or ``None``); ``coded``: ``[R0]``
+    whether a relation's label is a code (:func:`lokg.scos.names.is_code`)."""
+
+    kg: KnowledgeGraph
+    st: _Clusters
+    max_split_z: float | None
+    max_contradiction: float | None
+    min_name_cosine: float | None
+    names: np.ndarray | None
+    coded: np.ndarray
+    refused: list[RefusedPair] = field(default_factory=list)
+
+    def name_cosine(self, a: int, b: int) -> float | None:
+        """The name cosine of two slots (None without names, or when a side is all codes)."""
+        if self.names is None:
+            return None
+        return name_cosine(self.names, self.coded, self.st.members[a], self.st.members[b])
+
+    def allow(self, a: int, b: int, sim: float, theta: float) -> bool:
+        """The guards' tests of an admissible pair (split z, contradiction, then names); a
+        refusal is recorded."""
+        if (
+            self.max_split_z is None
+            and self.max_contradiction is None
+            and self.min_name_cosine is None
+        ):
+            return True
+        z = None if self.max_split_z is None else float(self.st.split_excess(a, b))
+        c = None if self.max_contradiction is None else self.st.contradiction(a, b)
+        n = None if self.min_name_cosine is None else self.name_cosine(a, b)
+        if z is not None and z > self.max_split_z:
+            reason = "split_z"
+        elif c is not None and c.rate > self.max_contradiction:
+            reason = "contradiction"
+        elif n is not None and n < self.min_name_cosine:
+            reason = "name"
+        else:
+            return True
+        labels = self.kg.relations.labels
+        self.refused.append(
+            RefusedPair(
+                left=[labels[r] for r in self.st.members[a]],
+                right=[labels[r] for r in self.st.members[b]],
+                similarity=sim,
+                threshold=theta,
+                split_z=z,
+                contradiction=None if c is None else c.rate,
+                reason=reason,
+                shared_heads=0 if c is None else c.shared_heads,
+                differing_heads=0 if c is None else c.differing_heads,
+                common_facts=0 if c is None else c.common_facts,
+                name_cosine=n,
+            )
+        )
+        return False
+
+
+def _check_inputs(
+    kg: KnowledgeGraph,
+    embeddings: np.ndarray,
+    types: np.ndarray,
+    names: np.ndarray | None,
+    min_name_cosine: float | None,
+) -> None:
+    """One line naming the input whose shape does not fit ``kg`` (or is missing)."""
+    if embeddings.ndim != 2 or embeddings.shape[0] != kg.num_relations:
+        raise ValueError(
+            f"relation embeddings must have shape [{kg.num_relations}, d] for graph "
+            f"{kg.name!r}, got {list(embeddings.shape)}"
+        )
+    if types.shape != (kg.num_entities,):
+        raise ValueError(f"entity types must have shape [{kg.num_entities}], got {types.shape}")
+    if min_name_cosine is not None and names is None:
+        raise ValueError("scos.min_name_cosine needs the relation names' embeddings (names=)")
+    if names is not None and (names.ndim != 2 or names.shape[0] != kg.num_relations):
+        raise ValueError(
+            f"relation name embeddings must have shape [{kg.num_relations}, d], "
+            f"got {list(names.shape)}"
+        )
+
+
+def _unit_rows(names: np.ndarray | None) -> np.ndarray | None:
+    """``names`` with every nonzero row scaled to norm 1, so that a dot product is the cosine."""
+    if names is None:
+        return None
+    norms = np.linalg.norm(names, axis=1, keepdims=True)
+    return names / np.where(norms > 0, norms, 1.0)
+
+
+def _initial_pairs(
+    st: _Clusters, eligible: np.ndarray, scoring: _Scoring, guards: _Guards
+) -> list[_Pair]:
+    """The admissible pairs of the original relations that the guards allow, scored in row
+    chunks (module doc: Cost)."""
+    R = st.R
+    ptr, cols, vals = st.dist_csr()
+    chunk = max(1, _CHUNK_ENTRIES // max(R, 1))
+    XtT = st.X.T.tocsc()
+    pairs: list[_Pair] = []
+    for a0 in range(0, R, chunk):
+        a1 = min(R, a0 + chunk)
+        inter = (st.X[a0:a1] @ XtT).toarray()  # [c, R]
+        jac = jaccard(inter, st.sizes[a0:a1, None], st.sizes[None, :])
+        cos = cosine_similarity(st.emb[a0:a1], st.emb)  # [c, R]
+        theta = scoring.threshold(st.entropy[a0:a1, None], st.entropy[None, :])
+        bound = scoring.upper_bound(jac, cos)
+        upper = np.arange(a0, a1)[:, None] < np.arange(R)[None, :]
+        upper &= eligible[a0:a1, None] & eligible[None, :]
+        ii, jj = np.nonzero((bound >= theta - _TOL) & upper)
+        nmi = _nmi_pairs(ptr, cols, vals, ii + a0, jj)
+        sim = scoring.similarity(nmi, jac[ii, jj], cos[ii, jj])
+        ok = sim >= theta[ii, jj] - _TOL
+        for i, j, s, n, jc, c, t in zip(
+            ii[ok] + a0,
+            jj[ok],
+            sim[ok],
+            nmi[ok],
+            jac[ii, jj][ok],
+            cos[ii, jj][ok],
+            theta[ii, jj][ok],
+            strict=True,
+        ):
+            if guards.allow(int(i), int(j), float(s), float(t)):
+                pairs.append(
+                    _Pair(-float(s), int(i), int(j), 0, 0, float(n), float(jc), float(c), float(t))
+                )
+    return pairs
+
+
+def _pairs_with(
+    st: _Clusters, a: int, others: np.ndarray, scoring: _Scoring, guards: _Guards
+) -> list[_Pair]:
+    """The admissible pairs of the new cluster ``a`` with the clusters ``others`` that the
+    guards allow, in the order of ``others``."""
+    inter = st.intersections(a)[others]
+    jac_o = jaccard(inter, st.sizes[a], st.sizes[others])
+    cos_o = cosine_similarity(st.emb[a : a + 1], st.emb[others])[0]
+    theta_o = scoring.threshold(st.entropy[a], st.entropy[others])
+    cand = np.flatnonzero(scoring.upper_bound(jac_o, cos_o) >= theta_o - _TOL)
+    if len(cand) == 0:
+        return []
+    sub = [a, *others[cand].tolist()]
+    sptr = np.concatenate([[0], np.cumsum([len(st.dists[x][0]) for x in sub])])
+    scols = np.concatenate([st.dists[x][0] for x in sub])
+    svals = np.concatenate([st.dists[x][1] for x in sub])
+    nmi_o = _nmi_pairs(
+        sptr, scols, svals, np.zeros(len(cand), dtype=np.int64), np.arange(1, len(sub))
+    )
+    sim_o = scoring.similarity(nmi_o, jac_o[cand], cos_o[cand])
+    pairs: list[_Pair] = []
+    for k in np.flatnonzero(sim_o >= theta_o[cand] - _TOL):
+        x = int(others[cand[k]])
+        if not guards.allow(a, x, float(sim_o[k]), float(theta_o[cand[k]])):
+            continue
+        p, q = min(a, x), max(a, x)
+        pairs.append(
+            _Pair(
+                -float(sim_o[k]),
+                p,
+                q,
+                int(st.version[p]),
+                int(st.version[q]),
+                float(nmi_o[k]),
+                float(jac_o[cand[k]]),
+                float(cos_o[cand[k]]),
+                float(theta_o[cand[k]]),
+            )
+        )
+    return pairs
+
+
+def _merge_record(
+    kg: KnowledgeGraph, st: _Clusters, pair: _Pair, step: int, name_cos: float | None
+) -> MergeRecord:
+    """The report line of merging ``pair`` (before it merges), with Eq. (6)'s per-merge loss
+    and the contradiction, recorded whatever the settings: the audit trail."""
+    i, j, sim = pair.left, pair.right, -pair.neg_similarity
+    hi, hj = float(st.entropy[i]), float(st.entropy[j])
+    counts = st.contradiction(i, j)
+    labels = kg.relations.labels
+    return MergeRecord(
+        step=step,
+        left=[labels[r] for r in st.members[i]],
+        right=[labels[r] for r in st.members[j]],
+        similarity=sim,
+        threshold=pair.threshold,
+        nmi=pair.nmi,
+        jaccard=pair.jaccard,
+        cosine=pair.cosine,
+        entropy_left=hi,
+        entropy_right=hj,
+        loss=(1.0 - sim) * min(hi, hj),  # Eq. (6) per-merge loss
+        contradiction=counts.rate,
+        shared_heads=counts.shared_heads,
+        differing_heads=counts.differing_heads,
+        common_facts=counts.common_facts,
+        examples=named_examples(kg, st.keys[i], st.keys[j]),
+        name_cosine=name_cos,
+    )
+
+
 def greedy_merge(
     kg: KnowledgeGraph,
     embeddings: np.ndarray,
@@ -316,183 +561,42 @@ def greedy_merge(
             this (None: the paper; module doc).
     """
     embeddings = np.asarray(embeddings)
-    if embeddings.ndim != 2 or embeddings.shape[0] != kg.num_relations:
-        raise ValueError(
-            f"relation embeddings must have shape [{kg.num_relations}, d] for graph "
-            f"{kg.name!r}, got {list(embeddings.shape)}"
-        )
-    if types.shape != (kg.num_entities,):
-        raise ValueError(f"entity types must have shape [{kg.num_entities}], got {types.shape}")
-    if min_name_cosine is not None and names is None:
-        raise ValueError("scos.min_name_cosine needs the relation names' embeddings (names=)")
-    if names is not None and (names.ndim != 2 or names.shape[0] != kg.num_relations):
-        raise ValueError(
-            f"relation name embeddings must have shape [{kg.num_relations}, d], "
-            f"got {list(names.shape)}"
-        )
-    if names is not None:  # unit rows, so that a dot product is the cosine
-        norms = np.linalg.norm(names, axis=1, keepdims=True)
-        names = names / np.where(norms > 0, norms, 1.0)
+    _check_inputs(kg, embeddings, types, names, min_name_cosine)
     coded = np.array([is_code(label) for label in kg.relations.labels], dtype=bool)
-    w1, w2, w3 = weights
+    scoring = _Scoring(weights, theta_base, epsilon)
     st = _Clusters(kg, embeddings, types)
-    R = st.R
     # [R] may merge at all; a cluster formed of eligible members stays eligible
     eligible = np.array([len(k) >= min_support for k in st.keys], dtype=bool)
-    refused: list[RefusedPair] = []
-
-    def names_of(a: int, b: int) -> float | None:
-        """The name cosine of two slots (None without names, or when a side is all codes)."""
-        return None if names is None else name_cosine(names, coded, st.members[a], st.members[b])
-
-    def allowed(a: int, b: int, sim: float, theta: float) -> bool:
-        """The guards' tests of an admissible pair (split z, contradiction, then names); a
-        refusal is recorded."""
-        if max_split_z is None and max_contradiction is None and min_name_cosine is None:
-            return True
-        z = None if max_split_z is None else float(st.split_excess(a, b))
-        c = None if max_contradiction is None else st.contradiction(a, b)
-        n = None if min_name_cosine is None else names_of(a, b)
-        if z is not None and z > max_split_z:
-            reason = "split_z"
-        elif c is not None and c.rate > max_contradiction:
-            reason = "contradiction"
-        elif n is not None and n < min_name_cosine:
-            reason = "name"
-        else:
-            return True
-        names = kg.relations.labels
-        refused.append(
-            RefusedPair(
-                left=[names[r] for r in st.members[a]],
-                right=[names[r] for r in st.members[b]],
-                similarity=sim,
-                threshold=theta,
-                split_z=z,
-                contradiction=None if c is None else c.rate,
-                reason=reason,
-                shared_heads=0 if c is None else c.shared_heads,
-                differing_heads=0 if c is None else c.differing_heads,
-                common_facts=0 if c is None else c.common_facts,
-                name_cosine=n,
-            )
-        )
-        return False
-
-    total_entropy = float(st.entropy.sum())
-    heap: list[tuple] = []
-
-    # ---- initial admissible pairs, in row chunks
-    ptr, cols, vals = st.dist_csr()
-    chunk = max(1, _CHUNK_ENTRIES // max(R, 1))
-    XtT = st.X.T.tocsc()
-    for a0 in range(0, R, chunk):
-        a1 = min(R, a0 + chunk)
-        inter = (st.X[a0:a1] @ XtT).toarray()  # [c, R]
-        jac = jaccard(inter, st.sizes[a0:a1, None], st.sizes[None, :])
-        cos = cosine_similarity(st.emb[a0:a1], st.emb)  # [c, R]
-        theta = adaptive_threshold(
-            st.entropy[a0:a1, None], st.entropy[None, :], theta_base, epsilon
-        )
-        bound = w1 + w2 * jac + w3 * cos
-        upper = np.arange(a0, a1)[:, None] < np.arange(R)[None, :]
-        upper &= eligible[a0:a1, None] & eligible[None, :]
-        ii, jj = np.nonzero((bound >= theta - _TOL) & upper)
-        nmi = _nmi_pairs(ptr, cols, vals, ii + a0, jj)
-        sim = fused_similarity(nmi, jac[ii, jj], cos[ii, jj], weights)
-        ok = sim >= theta[ii, jj] - _TOL
-        for i, j, s, n, jc, c, t in zip(
-            ii[ok] + a0,
-            jj[ok],
-            sim[ok],
-            nmi[ok],
-            jac[ii, jj][ok],
-            cos[ii, jj][ok],
-            theta[ii, jj][ok],
-            strict=True,
-        ):
-            if allowed(int(i), int(j), float(s), float(t)):
-                heap.append(
-                    (-float(s), int(i), int(j), 0, 0, float(n), float(jc), float(c), float(t))
-                )
+    guards = _Guards(
+        kg, st, max_split_z, max_contradiction, min_name_cosine, _unit_rows(names), coded
+    )
+    total_entropy = float(st.entropy.sum())  # sum over R0, before any merge
+    heap = _initial_pairs(st, eligible, scoring, guards)
     heapq.heapify(heap)
-
     merges: list[MergeRecord] = []
-    labels = kg.relations.labels
     while heap:
-        neg, i, j, vi, vj, n, jc, c, t = heapq.heappop(heap)
-        if not (st.active[i] and st.active[j]) or st.version[i] != vi or st.version[j] != vj:
+        pair = heapq.heappop(heap)
+        i, j = pair.left, pair.right
+        if (
+            not (st.active[i] and st.active[j])
+            or st.version[i] != pair.left_version
+            or st.version[j] != pair.right_version
+        ):
             continue  # stale: one side has merged since this pair was scored
-        sim = -neg
-        hi, hj = float(st.entropy[i]), float(st.entropy[j])
-        counts = st.contradiction(i, j)  # recorded whatever the settings: the audit trail
-        merges.append(
-            MergeRecord(
-                step=len(merges) + 1,
-                left=[labels[r] for r in st.members[i]],
-                right=[labels[r] for r in st.members[j]],
-                similarity=sim,
-                threshold=t,
-                nmi=n,
-                jaccard=jc,
-                cosine=c,
-                entropy_left=hi,
-                entropy_right=hj,
-                loss=(1.0 - sim) * min(hi, hj),  # Eq. (6) per-merge loss
-                contradiction=counts.rate,
-                shared_heads=counts.shared_heads,
-                differing_heads=counts.differing_heads,
-                common_facts=counts.common_facts,
-                examples=named_examples(kg, st.keys[i], st.keys[j]),
-                name_cosine=names_of(i, j),
-            )
-        )
+        merges.append(_merge_record(kg, st, pair, len(merges) + 1, guards.name_cosine(i, j)))
         a, b = min(i, j), max(i, j)
         st.merge(a, b)
-        # ---- similarities of the new cluster to every remaining cluster
         others = np.flatnonzero(st.active & eligible)
         others = others[others != a]
         if len(others) == 0:
             break
-        inter = st.intersections(a)[others]
-        jac_o = jaccard(inter, st.sizes[a], st.sizes[others])
-        cos_o = cosine_similarity(st.emb[a : a + 1], st.emb[others])[0]
-        theta_o = adaptive_threshold(st.entropy[a], st.entropy[others], theta_base, epsilon)
-        cand = np.flatnonzero(w1 + w2 * jac_o + w3 * cos_o >= theta_o - _TOL)
-        if len(cand) == 0:
-            continue
-        sub = [a, *others[cand].tolist()]
-        sptr = np.concatenate([[0], np.cumsum([len(st.dists[x][0]) for x in sub])])
-        scols = np.concatenate([st.dists[x][0] for x in sub])
-        svals = np.concatenate([st.dists[x][1] for x in sub])
-        nmi_o = _nmi_pairs(
-            sptr, scols, svals, np.zeros(len(cand), dtype=np.int64), np.arange(1, len(sub))
-        )
-        sim_o = fused_similarity(nmi_o, jac_o[cand], cos_o[cand], weights)
-        for k in np.flatnonzero(sim_o >= theta_o[cand] - _TOL):
-            x = int(others[cand[k]])
-            if not allowed(a, x, float(sim_o[k]), float(theta_o[cand[k]])):
-                continue
-            p, q = min(a, x), max(a, x)
-            heapq.heappush(
-                heap,
-                (
-                    -float(sim_o[k]),
-                    p,
-                    q,
-                    int(st.version[p]),
-                    int(st.version[q]),
-                    float(nmi_o[k]),
-                    float(jac_o[cand[k]]),
-                    float(cos_o[cand[k]]),
-                    float(theta_o[cand[k]]),
-                ),
-            )
+        for new in _pairs_with(st, a, others, scoring, guards):
+            heapq.heappush(heap, new)
     return MergeOutcome(
         labels=st.label.copy(),
         merges=merges,
         total_entropy=total_entropy,
-        refused=refused,
+        refused=guards.refused,
         below_support=int((~eligible).sum()),
     )
 

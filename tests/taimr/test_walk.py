@@ -16,11 +16,11 @@ from torch.utils.data import DataLoader
 
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.walk_module import WalkModule, rank_answers
+from lokg.nn.grouped import group_logsumexp
 from lokg.retrieval import Retriever
 from lokg.taimr.walk.graph import walk_graph
 from lokg.taimr.walk.net import (
     WalkNet,
-    group_logsumexp,
     hop_distribution,
     relation_features,
     relation_name,

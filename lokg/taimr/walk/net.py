@@ -78,6 +78,7 @@ from torch import Tensor, nn
 
 from lokg.embed import SentenceEncoder
 from lokg.kg.graph import KnowledgeGraph
+from lokg.nn.grouped import group_logsumexp
 from lokg.nn.rel_gat import RelGAT
 
 QUESTION_KEYS = ("relation", "relation_node")
@@ -88,7 +89,6 @@ NAME_SCALE_INIT = 5.0
 __all__ = [
     "NORMALIZATIONS",
     "WalkNet",
-    "group_logsumexp",
     "hop_distribution",
     "relation_features",
     "relation_name",
@@ -146,15 +146,6 @@ def relation_features(
     parts_f.append(zeros)
     parts_b.append(zeros + 1)
     return torch.cat([torch.cat(parts_f, 1), torch.cat(parts_b, 1)], 0)
-
-
-def group_logsumexp(values: Tensor, index: Tensor, num_groups: int) -> Tensor:
-    """``[num_groups]`` log sum exp of ``values [k]`` per group ``index [k]`` (-inf if empty)."""
-    mx = torch.full((num_groups,), float("-inf"), dtype=values.dtype, device=values.device)
-    mx = mx.scatter_reduce(0, index, values, reduce="amax", include_self=True)
-    safe = torch.where(torch.isfinite(mx), mx, torch.zeros_like(mx))
-    total = torch.zeros_like(mx).index_add(0, index, (values - safe[index]).exp())
-    return total.log() + safe
 
 
 def walk_log_probs(
