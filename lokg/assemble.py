@@ -1,6 +1,7 @@
-"""The composition root: a composed ``evaluate.yaml`` and a prepared DataModule become a
-:class:`~lokg.pipeline.LOKG` here and nowhere else (``LOKG.from_config`` calls
-:func:`build_pipeline`; ``evaluate.py``, the benches and the rerank stage use its pieces).
+"""The composition root: a composed ``evaluate.yaml`` and a prepared DataModule become the
+parts of a :class:`~lokg.pipeline.LOKG` here and nowhere else (an :class:`Assembly`, which
+``LOKG.from_config`` constructs; ``evaluate.py``, the benches and the rerank stage use its
+pieces). This module sits below the pipeline: it never imports :mod:`lokg.pipeline`.
 
 **What a builder needs is declared.** A retriever's config names its builder (``_target_``,
 ``_partial_: true``) and its settings; what the builder takes besides them is written down
@@ -29,7 +30,7 @@ time.
 **The budget enters once.** :func:`run_settings` reads the top-level ``budget`` (and
 ``budget_scope``, ``answer_without_evidence``) of a config once per run, as a
 :class:`~lokg.tokens.Budget`, which is carried as that type to the solver; ``evaluate.py``
-reads it before any work and hands it to :func:`build_pipeline`. A library user who builds a
+reads it before any work and hands it to :func:`assemble`. A library user who builds a
 ``LOKG`` directly passes a plain ``int``: its boundary is ``LOKG(budget=)`` (and the per-call
 ``budget=`` of ``LOKG.answer`` / ``LOKG.encode``, and every encoder's ``encode``), which
 makes it a ``Budget`` with the same one-line error.
@@ -53,21 +54,21 @@ from lokg.baselines.kaping import build_kaping
 from lokg.baselines.references import build_none, build_oracle
 from lokg.baselines.tog import build_tog
 from lokg.config import COMPOSITION_KEYS, check_target_keys
-from lokg.pipeline import LOKG, check_budget_scope
 from lokg.retrieval import PerQuestionRetriever, Retriever
 from lokg.taimr.build import build_semantic, build_taimr
 from lokg.taimr.walk.retriever import build_learned
-from lokg.tokens import Budget
+from lokg.tokens import Budget, check_budget_scope
 from lokg.typing import Question
 
 __all__ = [
     "ARTIFACTS",
     "RETRIEVERS",
     "SERVICES",
+    "Assembly",
     "Declaration",
     "RetrieverPlan",
     "RunSettings",
-    "build_pipeline",
+    "assemble",
     "graph_artifacts",
     "prepared_datamodule",
     "retriever_over",
@@ -304,8 +305,32 @@ def provenance(datamodule, art: GraphArtifacts, given: Mapping[str, Any]) -> dic
     return out
 
 
-def build_pipeline(cfg, datamodule, reader=None, *, settings: RunSettings | None = None) -> LOKG:
-    """A :class:`LOKG` from a composed ``evaluate.yaml`` and a prepared DataModule.
+@dataclass(frozen=True)
+class Assembly:
+    """What a composed config assembles into: the parts of a :class:`~lokg.pipeline.LOKG`
+    (``LOKG.from_config`` constructs it from them).
+
+    Attributes:
+        retriever: the run's retriever (per question on a dataset of subgraphs).
+        encoder: ITTC's encoder (or the configured one).
+        reader: the LLM reader.
+        settings: the run's budget, budget scope and no-evidence rule.
+        cache_dir: where the retriever persists its cache (``None`` per question).
+        provenance: the identities of the artifacts answers depend on (the run key).
+        artifact_dirs: the artifact directories loaded: scos, transe, gat, walk.
+    """
+
+    retriever: Retriever
+    encoder: Any
+    reader: Any
+    settings: RunSettings
+    cache_dir: Path | None
+    provenance: dict
+    artifact_dirs: dict[str, Path | None]
+
+
+def assemble(cfg, datamodule, reader=None, *, settings: RunSettings | None = None) -> Assembly:
+    """The :class:`Assembly` of a composed ``evaluate.yaml`` and a prepared DataModule.
 
     ``reader``: the reader to answer with (default: built from ``cfg.llm``); ``settings``:
     the run's :class:`RunSettings` when the caller has read them (default: read here). Loads
@@ -327,21 +352,18 @@ def build_pipeline(cfg, datamodule, reader=None, *, settings: RunSettings | None
     art = graph_artifacts(cfg, datamodule, plan)
     given.update(artifacts_of(plan, art))
     per_question = datamodule.has_question_subgraphs
-    pipeline = LOKG(
-        retriever_over(datamodule, art, plan.make, **given),
-        encoder,
-        reader,
-        budget=settings.budget,
+    return Assembly(
+        retriever=retriever_over(datamodule, art, plan.make, **given),
+        encoder=encoder,
+        reader=reader,
+        settings=settings,
         cache_dir=None if per_question else datamodule.artifact_dir / "retriever_cache",
         provenance=provenance(datamodule, art, given),
-        budget_scope=settings.budget_scope,
-        answer_without_evidence=settings.answer_without_evidence,
-    )
-    pipeline.artifact_dirs = {
-        "scos": art.scos_dir, "transe": art.transe_dir, "gat": art.gat_dir,
-        "walk": art.walk_dir,
-    }  # fmt: skip
-    return pipeline
+        artifact_dirs={
+            "scos": art.scos_dir, "transe": art.transe_dir, "gat": art.gat_dir,
+            "walk": art.walk_dir,
+        },
+    )  # fmt: skip
 
 
 def retriever_over(datamodule, art: GraphArtifacts, make_retriever, **given) -> Retriever:

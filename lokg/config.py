@@ -21,13 +21,15 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hydra
 from hydra.core.config_store import ConfigStore
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from lokg.errors import InputError
 
@@ -258,3 +260,17 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
     cs.store(name="train_schema", node=TrainConfig)
     cs.store(name="evaluate_schema", node=EvaluateConfig)
+
+
+def resolve_seed(seed: int | None) -> int:
+    """``seed`` itself when given (``0`` included), else a freshly drawn one."""
+    if seed is not None:
+        return int(seed)
+    return random.SystemRandom().randrange(2**31)
+
+
+def instantiate_list(cfg: DictConfig | None) -> list:
+    """Instantiate every ``_target_`` entry of a dict-of-configs group (callbacks, loggers)."""
+    if not cfg:
+        return []
+    return [hydra.utils.instantiate(c) for c in cfg.values() if c is not None and "_target_" in c]

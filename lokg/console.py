@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import warnings
 
-__all__ = ["QUIET_LOGGERS", "configure_console"]
+__all__ = ["QUIET_LOGGERS", "configure_console", "format_stats"]
 
 #: Loggers whose INFO lines are chatter for a user of ``train.py`` / ``evaluate.py``.
 QUIET_LOGGERS = (
@@ -65,3 +65,26 @@ def configure_console(verbose: bool = False) -> None:
             logger.setLevel(logging.WARNING)
     for pattern in _UNFIXABLE_WARNINGS:
         warnings.filterwarnings("ignore", message=pattern)
+
+
+def format_stats(stats: dict) -> str:
+    """A small table of dataset statistics, as ``make demo`` prints it."""
+    q = stats["questions"]
+    lines = [
+        f"dataset {stats['dataset']}"
+        + (
+            ""
+            if stats.get("paper_setting", True)
+            else "  [not the paper's setting: "
+            + (
+                "generated questions]"
+                if stats["dataset"].startswith("beyond_")
+                else "offline stand-in]"
+            )
+        ),
+        f"  KG: {stats['entities']:,} entities, {stats['relations']:,} relations, "
+        f"{stats['triples']:,} triples",
+        f"  questions: train {q['train']:,} / val {q['val']:,} / test {q['test']:,}",
+    ]
+    lines += [f"  read: {line}" for line in stats.get("read", [])]
+    return "\n".join(lines)

@@ -20,7 +20,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from lokg.artifacts import config_key
 from lokg.assemble import RunSettings, prepared_datamodule, run_settings
-from lokg.console import configure_console
+from lokg.config import instantiate_list, resolve_seed
+from lokg.console import configure_console, format_stats
 from lokg.data.splits import SPLITS
 from lokg.eval.metrics import aggregate
 from lokg.eval.records import DEFAULT_MAX_HOPS, question_record
@@ -32,7 +33,6 @@ from lokg.llm import build_reader
 from lokg.paper import departures
 from lokg.pipeline import LOKG
 from lokg.show import evidence_view, find_question, log_view, write_page
-from lokg.train import format_stats, instantiate_list, resolve_seed
 from lokg.typing import Question
 
 log = logging.getLogger(__name__)

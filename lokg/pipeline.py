@@ -47,7 +47,7 @@ from lokg.baselines.evidence import add_accounting, encode_passages
 from lokg.errors import QuestionFailed
 from lokg.ittc.encoder import EncodedContext, Encoder
 from lokg.retrieval import RetrievalResult, Retriever
-from lokg.tokens import Budget
+from lokg.tokens import BUDGET_SCOPES, Budget, check_budget_scope
 from lokg.typing import Question
 
 __all__ = [
@@ -61,18 +61,8 @@ __all__ = [
 
 #: candidate answers (TAIMR's coarse filter) whose triples get alpha = lambda_boost, Eq. (10)
 NUM_BOOST_CANDIDATES = 5
-#: what the budget B caps (the top-level ``budget_scope`` key): the evidence block (the
-#: paper's) or the whole first prompt (template + question + evidence)
-BUDGET_SCOPES = ("evidence", "prompt")
 #: re-encodings allowed when the whole prompt counts more than its parts (``prompt`` scope)
 _PROMPT_FIT_TRIES = 4
-
-
-def check_budget_scope(scope: object) -> str:
-    """``budget_scope`` as one of :data:`BUDGET_SCOPES`, or a one-line error."""
-    if scope not in BUDGET_SCOPES:
-        raise ValueError(f"budget_scope={scope!r}; expected one of {list(BUDGET_SCOPES)}")
-    return scope
 
 
 class BudgetExceeded(QuestionFailed):
@@ -193,12 +183,24 @@ class LOKG:
     @classmethod
     def from_config(cls, cfg, datamodule, reader=None, *, settings=None) -> LOKG:
         """Build from a composed ``evaluate.yaml`` and a prepared DataModule: the composition
-        root, :func:`lokg.assemble.build_pipeline` (``reader``: default built from
+        root, :func:`lokg.assemble.assemble` (``reader``: default built from
         ``cfg.llm``; ``settings``: the run's :class:`~lokg.assemble.RunSettings` when the
         caller has read them)."""
-        from lokg.assemble import build_pipeline
+        from lokg.assemble import assemble
 
-        return build_pipeline(cfg, datamodule, reader, settings=settings)
+        parts = assemble(cfg, datamodule, reader, settings=settings)
+        pipeline = cls(
+            parts.retriever,
+            parts.encoder,
+            parts.reader,
+            budget=parts.settings.budget,
+            cache_dir=parts.cache_dir,
+            provenance=parts.provenance,
+            budget_scope=parts.settings.budget_scope,
+            answer_without_evidence=parts.settings.answer_without_evidence,
+        )
+        pipeline.artifact_dirs = parts.artifact_dirs
+        return pipeline
 
     # ------------------------------------------------------------------ steps
     def retrieve(self, question: Question) -> RetrievalResult:

@@ -25,10 +25,12 @@ import numpy as np
 
 __all__ = [
     "BACKENDS",
+    "BUDGET_SCOPES",
     "DEFAULT_TOKENIZER",
     "Budget",
     "Tokenizer",
     "check_budget",
+    "check_budget_scope",
     "count_tokens",
     "get_tokenizer",
 ]
@@ -67,6 +69,18 @@ def check_budget(budget: object, key: str = "budget") -> Budget:
     """``budget`` as a :class:`Budget` (the boundary's call for a value given as a plain
     ``int``; a ``Budget`` is returned as it is)."""
     return Budget(budget, key)
+
+
+#: what the budget B caps (the top-level ``budget_scope`` key): the evidence block (the
+#: paper's) or the whole first prompt (template + question + evidence)
+BUDGET_SCOPES = ("evidence", "prompt")
+
+
+def check_budget_scope(scope: object) -> str:
+    """``budget_scope`` as one of :data:`BUDGET_SCOPES`, or a one-line error."""
+    if scope not in BUDGET_SCOPES:
+        raise ValueError(f"budget_scope={scope!r}; expected one of {list(BUDGET_SCOPES)}")
+    return scope
 
 
 #: Tokenizer families :class:`Tokenizer` can load.

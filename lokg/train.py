@@ -7,7 +7,6 @@ config (``hydra.compose``) and so ``train.py`` stays a thin entry point.
 from __future__ import annotations
 
 import logging
-import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,8 +16,8 @@ from omegaconf import DictConfig, OmegaConf
 from pytorch_lightning.utilities.model_helpers import is_overridden
 
 from lokg import preemption, stages
-from lokg.config import check_target_keys
-from lokg.console import configure_console
+from lokg.config import check_target_keys, instantiate_list, resolve_seed
+from lokg.console import configure_console, format_stats
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,43 +27,6 @@ if TYPE_CHECKING:
     from lokg.artifacts import GraphArtifacts
 
 log = logging.getLogger(__name__)
-
-
-def resolve_seed(seed: int | None) -> int:
-    """``seed`` itself when given (``0`` included), else a freshly drawn one."""
-    if seed is not None:
-        return int(seed)
-    return random.SystemRandom().randrange(2**31)
-
-
-def format_stats(stats: dict) -> str:
-    """A small table of dataset statistics, as ``make demo`` prints it."""
-    q = stats["questions"]
-    lines = [
-        f"dataset {stats['dataset']}"
-        + (
-            ""
-            if stats.get("paper_setting", True)
-            else "  [not the paper's setting: "
-            + (
-                "generated questions]"
-                if stats["dataset"].startswith("beyond_")
-                else "offline stand-in]"
-            )
-        ),
-        f"  KG: {stats['entities']:,} entities, {stats['relations']:,} relations, "
-        f"{stats['triples']:,} triples",
-        f"  questions: train {q['train']:,} / val {q['val']:,} / test {q['test']:,}",
-    ]
-    lines += [f"  read: {line}" for line in stats.get("read", [])]
-    return "\n".join(lines)
-
-
-def instantiate_list(cfg: DictConfig | None) -> list:
-    """Instantiate every ``_target_`` entry of a dict-of-configs group (callbacks, loggers)."""
-    if not cfg:
-        return []
-    return [hydra.utils.instantiate(c) for c in cfg.values() if c is not None and "_target_" in c]
 
 
 def early_stop_line(trainer: pl.Trainer) -> str | None:

@@ -157,7 +157,7 @@ def test_the_default_is_ours_and_each_departure_is_in_design_md(make_cfg):
 def test_logger_and_callback_groups_instantiate(make_cfg, monkeypatch):
     monkeypatch.setenv("WANDB_MODE", "offline")
     cfg = make_cfg("train", ["logger=many"])
-    from lokg.train import instantiate_list
+    from lokg.config import instantiate_list
 
     loggers = instantiate_list(cfg.logger)
     assert sorted(type(x).__name__ for x in loggers) == ["CSVLogger", "WandbLogger"]
@@ -192,7 +192,7 @@ def test_train_without_model_prints_dataset_statistics(make_cfg, capsys):
 
 
 def test_seed_zero_is_kept_and_null_draws_one(make_cfg):
-    from lokg.train import resolve_seed
+    from lokg.config import resolve_seed
 
     assert resolve_seed(0) == 0
     assert isinstance(resolve_seed(None), int)

@@ -34,7 +34,7 @@ BELOW_JOBS = WITH_METHOD | {
     "lokg.config", "lokg.console", "lokg.paper",  # settings and printing
     "lokg.llm", "lokg.baselines", "lokg.eval",  # 5-6
     "lokg.data", "lokg.models", "lokg.callbacks",  # 7, the Lightning side
-    "lokg.artifacts", "lokg.pipeline", "lokg.show", "lokg.labels",  # 8
+    "lokg.artifacts", "lokg.assemble", "lokg.pipeline", "lokg.show", "lokg.labels",  # 8
 }  # fmt: skip
 
 #: unit -> the lokg units (prefixes) it may import besides itself
@@ -78,16 +78,18 @@ ALLOWED = {
     "lokg.callbacks": LEAVES,
     # 8. the offline artifacts, the LOKG API (no eval, no Lightning), the views of its output
     "lokg.artifacts": WITH_METHOD,
-    "lokg.pipeline": WITH_METHOD | {"lokg.llm", "lokg.baselines", "lokg.artifacts", "lokg.config"},
+    # the composition root (the parts of a LOKG from a config) sits below the pipeline
+    "lokg.assemble": WITH_METHOD | {"lokg.llm", "lokg.baselines", "lokg.artifacts", "lokg.config"},
+    "lokg.pipeline": WITH_METHOD
+    | {"lokg.llm", "lokg.baselines", "lokg.artifacts", "lokg.config", "lokg.assemble"},
     "lokg.show": WITH_METHOD | {"lokg.llm", "lokg.eval"},
     "lokg.labels": LEAVES | {"lokg.paper", "lokg.artifacts", "lokg.baselines", "lokg.eval"},
     # 9. the jobs and their helpers
     "lokg.preemption": LEAVES | {"lokg.artifacts", "lokg.callbacks"},
-    "lokg.stages": WITH_METHOD | {"lokg.artifacts", "lokg.pipeline", "lokg.callbacks"},
+    "lokg.stages": WITH_METHOD
+    | {"lokg.artifacts", "lokg.assemble", "lokg.pipeline", "lokg.callbacks"},
     "lokg.train": BELOW_JOBS | {"lokg.stages", "lokg.preemption"},
-    # evaluate.py reuses three helpers of train.py (resolve_seed, format_stats,
-    # instantiate_list): one job importing another, allowed until they move below both
-    "lokg.evaluate": BELOW_JOBS | {"lokg.train"},
+    "lokg.evaluate": BELOW_JOBS,
     "lokg.demo": BELOW_JOBS,
     "lokg.cli": LEAVES | {"lokg.config", "lokg.console", "lokg.llm"},
 }
@@ -96,7 +98,7 @@ ALLOWED = {
 #: LightningModules and their DDP helpers, the DataModule, and the training job with its
 #: helpers (lokg/callbacks.py's EarlyStopping and lokg/preemption.py's SIGTERM checkpoint are
 #: Lightning callbacks train.py installs); lokg/evaluate.py seeds with Lightning's
-#: ``seed_everything`` (STYLE 13) and reuses train.py's helpers. Nothing else: the method,
+#: ``seed_everything`` (STYLE 13). Nothing else: the method,
 #: the networks, retrieval, the LLM client, evaluation and the pipeline stay plain.
 LIGHTNING = (
     "lokg/models/*_module.py",
