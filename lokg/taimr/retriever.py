@@ -24,6 +24,7 @@ paper names no pruning).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,7 @@ from lokg.retrieval import (
     resolve_topics,
     triples_of_paths,
 )
+from lokg.taimr.beam import BeamPath, Steps, StepSource, search_paths
 from lokg.taimr.linking import LinkedChain, RelationLinker
 from lokg.taimr.path_cache import PathCache
 from lokg.typing import Question
@@ -144,73 +146,28 @@ class TAIMRRetriever(Retriever):
         return allowed or None
 
     def search(self, topic: int, chain: LinkedChain | None) -> list[RetrievedPath]:
-        """Beam search on S_topo (+ lambda_rel * per-hop linking) up to ``max_hops``.
+        """Beam search on S_topo (+ lambda_rel * per-hop linking) up to ``max_hops``
+        (:func:`~lokg.taimr.beam.search_paths` over :class:`TopoSteps`).
 
-        Returns every path kept by the beam at any depth (k = 1..L), with S_topo and S_link.
+        Returns every path kept by the beam at any depth (k = 1..L), with S_topo and S_link,
+        by depth, then best first (ties in expansion order).
 
         On a graph with added inverse edges (``data.source.inverse``) an edge and the one it
         reverses state one fact, and a path never walks a fact straight back (``v -> u -> v``
         over it), as the learned walk never walks a triple back: that step would only return
         to the node it left, and make every topic an answer of its own 2-hop paths.
         """
-        cache = self.cache
-        statement = self.kg.statement_ids if self.kg.has_added_inverses else None
-        # beam item: (rank, s_topo, s_hop, entities, triple ids, relations)
-        beam: list[tuple[float, float, float, tuple, tuple, tuple]] = [
-            (0.0, 0.0, 0.0, (topic,), (), ())
-        ]
-        kept: list[tuple[float, float, float, tuple, tuple, tuple]] = []
-        w = self.beam_width
-        for hop in range(self.max_hops):
-            allowed = self._allowed(chain, hop)
-            row = None if chain is None else chain.hop_log_probs(hop)
-            # candidate segments as arrays: (beam index, relation, log P_hop, tids, tails, inc)
-            parts = []
-            for bi, item in enumerate(beam):
-                v = item[3][-1]
-                back = statement[item[4][-1]] if statement is not None and item[4] else None
-                for r in cache.relations_of(v).tolist():
-                    if allowed is not None and r not in allowed:
-                        continue
-                    lp = 0.0 if chain is None else (-self._uniform if row is None else row[r])
-                    e_tids, e_tails, e_scores = cache.get(v, r)
-                    if back is not None:  # not the fact just walked, back (docstring)
-                        keep = statement[e_tids] != back
-                        if not keep.all():
-                            e_tids, e_tails, e_scores = e_tids[keep], e_tails[keep], e_scores[keep]
-                    # entries are sorted best first and the rank offset is the same for the
-                    # whole entry, so at most beam_width of them can survive this hop
-                    # (w = None: all, e[:None] is e)
-                    parts.append((bi, r, float(lp), e_tids[:w], e_tails[:w], e_scores[:w]))
-            if not parts:
-                break
-            sizes = [len(p[3]) for p in parts]
-            b_idx = np.repeat([p[0] for p in parts], sizes)
-            rel = np.repeat([p[1] for p in parts], sizes)
-            s_topo = np.array([it[1] for it in beam])[b_idx] + np.concatenate([p[5] for p in parts])
-            s_hop = np.array([it[2] for it in beam])[b_idx] + np.repeat(
-                [p[2] for p in parts], sizes
-            )
-            tid = np.concatenate([p[3] for p in parts])
-            tail = np.concatenate([p[4] for p in parts])
-            rank = s_topo + self.lambda_rel * s_hop
-            top = np.argsort(-rank, kind="stable")[:w]  # ties keep expansion order
-            beam = [
-                (
-                    float(rank[i]),
-                    float(s_topo[i]),
-                    float(s_hop[i]),
-                    (*beam[b_idx[i]][3], int(tail[i])),
-                    (*beam[b_idx[i]][4], int(tid[i])),
-                    (*beam[b_idx[i]][5], int(rel[i])),
-                )
-                for i in top.tolist()
-            ]
-            kept.extend(beam)
+        start = BeamPath(0.0, topic, (), TopoScores(0.0, 0.0))
+        source = TopoSteps(self, chain)
+        kept = search_paths(source, start, max_hops=self.max_hops, width=self.beam_width)
+        triples = self.cache.kg.triples_np  # the graph the cache's segments walk
         paths = []
-        for _, s_topo, _, ents, tids, rels in kept:
+        for p in kept:
+            hrt = triples[list(p.steps)]  # [k, 3]
+            rels = tuple(hrt[:, 1].tolist())
             s_link = 0.0 if chain is None else chain.chain_log_prob(rels, self.knn_weight)
-            paths.append(RetrievedPath(ents, tids, rels, s_topo, s_link))
+            entities = (topic, *hrt[:, 2].tolist())
+            paths.append(RetrievedPath(entities, p.steps, rels, p.extra.s_topo, s_link))
         return paths
 
     # ------------------------------------------------------------------ API
@@ -282,6 +239,89 @@ class TAIMRRetriever(Retriever):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.cache.save(path)
         return path
+
+
+@dataclass(frozen=True, slots=True)
+class TopoScores:
+    """What a path of TAIMR's beam carries besides its rank ``S_topo + lambda_rel * s_hop``.
+
+    Attributes:
+        s_topo: S_topo of Eq. (16) so far.
+        s_hop: the sum of its hops' linking log-probabilities ``log P_t(r_t | q)`` (0 when
+            linking is off; ``-log |R|`` at a hop the linker has no distribution for).
+    """
+
+    s_topo: float
+    s_hop: float
+
+
+class TopoSteps(StepSource[TopoScores, BeamPath[TopoScores]]):
+    """TAIMR's steps (:meth:`TAIMRRetriever.search`): from a path's node, the cached segments
+    (:class:`~lokg.taimr.path_cache.PathCache`) of each relation hop ``t`` allows, relations
+    in id order, segments best first; a path never walks a fact straight back on a graph
+    with added inverses; stopping is free, so every kept path of every depth is a result.
+
+    A step's id is its triple id.  The source reads at most ``width`` segments of an entry:
+    they are sorted best first and share the rank offset of the entry, so no later one could
+    be among the hop's ``width`` best.
+    """
+
+    def __init__(self, retriever: TAIMRRetriever, chain: LinkedChain | None):
+        self.retriever = retriever
+        self.chain = chain
+        kg = retriever.kg
+        self.statement = kg.statement_ids if kg.has_added_inverses else None
+        self._hop = -1
+        self._allowed: set[int] | None = None
+        self._row: np.ndarray | None = None
+
+    def _at(self, hop: int) -> None:
+        """The relations hop ``hop`` allows and its linking log-probabilities, once a hop."""
+        if hop != self._hop:
+            self._hop = hop
+            self._allowed = self.retriever._allowed(self.chain, hop)
+            self._row = None if self.chain is None else self.chain.hop_log_probs(hop)
+
+    def expand(self, path: BeamPath[TopoScores], hop: int, width: int | None) -> Steps | None:
+        self._at(hop)
+        cache, chain, allowed, row = self.retriever.cache, self.chain, self._allowed, self._row
+        statement = self.statement
+        back = statement[path.steps[-1]] if statement is not None and path.steps else None
+        hop_lp: list[float] = []
+        tids: list[np.ndarray] = []
+        tails: list[np.ndarray] = []
+        inc: list[np.ndarray] = []
+        for r in cache.relations_of(path.node).tolist():
+            if allowed is not None and r not in allowed:
+                continue
+            lp = 0.0 if chain is None else (-self.retriever._uniform if row is None else row[r])
+            e_tids, e_tails, e_scores = cache.get(path.node, r)
+            if back is not None:  # not the fact just walked, back (TAIMRRetriever.search)
+                keep = statement[e_tids] != back
+                if not keep.all():
+                    e_tids, e_tails, e_scores = e_tids[keep], e_tails[keep], e_scores[keep]
+            hop_lp.append(float(lp))
+            tids.append(e_tids[:width])  # (class docstring; width None: e[:None] is e)
+            tails.append(e_tails[:width])
+            inc.append(e_scores[:width])
+        if not tids:
+            return None
+        s_topo = np.float64(path.extra.s_topo) + np.concatenate(inc)
+        s_hop = np.float64(path.extra.s_hop) + np.repeat(hop_lp, [len(t) for t in tids])
+        rank = s_topo + self.retriever.lambda_rel * s_hop
+        return Steps(rank, np.concatenate(tids), np.concatenate(tails), (s_topo, s_hop))
+
+    def stop(self, path: BeamPath[TopoScores], hop: int) -> float:
+        return 0.0
+
+    def take(self, path: BeamPath[TopoScores], steps: Steps, i: int) -> BeamPath[TopoScores]:
+        s_topo, s_hop = steps.extra
+        return BeamPath(
+            float(steps.scores[i]),
+            int(steps.ends[i]),
+            (*path.steps, int(steps.steps[i])),
+            TopoScores(float(s_topo[i]), float(s_hop[i])),
+        )
 
 
 class SemanticRetriever(Retriever):
