@@ -14,7 +14,9 @@ field of the 2-layer GAT is truncated to that subgraph (as with neighbour sampli
 1M-triple graph is never materialised in a training step.
 
 Validation: ``val/paths_recall`` = fraction of val questions whose gold answer ends one of
-the ``k_top`` best paths by S_topo (Eq. (16), with mu) inside the question's subgraph,
+the ``k_top`` best paths by S_topo (Eq. (16), with mu) inside the question's subgraph (the
+one beam search, :func:`lokg.taimr.beam.search_paths` over
+:class:`~lokg.taimr.beam.EdgeSteps`, ``beam_width`` paths a hop),
 ``val/hits@1`` = the same for the single best path, and ``val/loss``; a val question whose
 topic entity is not in the graph counts as missed.  Under ``trainer=ddp`` the metrics are
 question-weighted means all-reduced across processes (:mod:`lokg.models.ddp`).

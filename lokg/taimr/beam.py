@@ -27,33 +27,32 @@ The callers and their rules:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from dataclasses import dataclass, replace
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 __all__ = ["BeamPath", "EdgeSteps", "StepSource", "Steps", "search_paths"]
 
-X = TypeVar("X")  # what a path carries besides its score
-F = TypeVar("F")  # the record of a finished path
-
 
 @dataclass(frozen=True, slots=True)
-class BeamPath(Generic[X]):
-    """A path on the beam, or a finished one.
+class BeamPath:
+    """A path on the beam, or a finished one.  A source whose paths carry more (TAIMR's
+    S_topo and linking sum: :class:`~lokg.taimr.retriever.TopoPath`) subclasses it.
 
     Attributes:
         score: what the beam ranks by (for a finished path: with its stop's log-score).
         node: the node the path ends at (the source's numbering).
         steps: the steps taken, first first (the source's step ids).
-        extra: what the source carries along besides the score (e.g. TAIMR's S_topo and
-            per-hop linking score); ``None`` when nothing.
     """
 
     score: float
     node: int
     steps: tuple[int, ...] = ()
-    extra: X | None = None
+
+
+P = TypeVar("P", bound=BeamPath)  # a source's paths
+F = TypeVar("F")  # the record of a finished path
 
 
 @dataclass(slots=True)
@@ -74,48 +73,49 @@ class Steps:
     extra: object = None
 
 
-class StepSource(Protocol[X, F]):
-    """What :func:`search_paths` asks of a graph and its scores (``X``: the paths' extra;
-    ``F``: the record of a finished path).
+class StepSource(Protocol[P, F]):
+    """What :func:`search_paths` asks of a graph and its scores (``P``: its paths, ``F``: the
+    record of a finished path).
 
     A source that subclasses this Protocol inherits the defaults of :meth:`stop` (no stop
     option), :meth:`finish` (the path itself, or a copy with its new score) and :meth:`take`
-    (the step id and far end as given by :meth:`expand`).
+    (a plain :class:`BeamPath` from the step id and far end given by :meth:`expand`).
     """
 
-    def expand(self, path: BeamPath[X], hop: int, width: int | None) -> Steps | None:
-        """The steps that may extend ``path`` at hop ``hop`` (``None``: none).  The source may
-        leave out steps that cannot be among the hop's ``width`` best (``None``: keep all)
-        given those it returns, e.g. all but the ``width`` best of this path's steps."""
+    def expand(self, path: P, hop: int, width: int | None) -> Steps | None:
+        """The steps that may extend ``path`` at hop ``hop`` (``None`` when none: never an
+        empty :class:`Steps`).  The source may leave out steps that cannot be among the
+        hop's ``width`` best (``None``: keep all) given those it returns, e.g. all but the
+        ``width`` best of this path's steps."""
         ...
 
-    def stop(self, path: BeamPath[X], hop: int) -> float | None:
+    def stop(self, path: P, hop: int) -> float | None:
         """The log-score of stopping ``path`` (which has taken ``hop`` >= 1 steps) here:
         it then finishes with ``path.score`` plus it; ``None``: it may not stop here (it
         still finishes if it is on the beam after the last hop)."""
         return None
 
-    def finish(self, path: BeamPath[X], score: float) -> F:
+    def finish(self, path: P, score: float) -> F:
         """The record of ``path`` finished with the score ``score``."""
-        if score == path.score:
-            return path  # type: ignore[return-value]
-        return BeamPath(score, path.node, path.steps, path.extra)  # type: ignore[return-value]
+        return path if score == path.score else replace(path, score=score)  # type: ignore
 
-    def take(self, path: BeamPath[X], steps: Steps, i: int) -> BeamPath[X]:
+    def take(self, path: P, steps: Steps, i: int) -> P:
         """``path`` extended by its candidate ``i`` of ``steps`` (one the beam keeps)."""
-        return BeamPath(
-            float(steps.scores[i]), int(steps.ends[i]), (*path.steps, int(steps.steps[i]))
+        assert steps.ends is not None  # a source without far ends takes its own steps
+        return BeamPath(  # type: ignore[return-value]
+            steps.scores.item(i), steps.ends.item(i), (*path.steps, steps.steps.item(i))
         )
 
 
 def search_paths(
-    source: StepSource[X, F], start: BeamPath[X], *, max_hops: int, width: int | None
+    source: StepSource[P, F], start: P, *, max_hops: int, width: int | None
 ) -> list[F]:
     """The beam search of the module docstring from the path ``start`` (no steps taken).
 
     Args:
         source: the steps and their scores.
-        start: the path of no steps at the topic entity (its score and extra start the sums).
+        start: the path of no steps at the topic entity (its score, and what a subclass
+            carries, start the sums).
         max_hops: L, the most steps a path takes.
         width: paths kept per hop (``None``: all).
 
@@ -134,7 +134,7 @@ def search_paths(
             if path.steps and (s := stop(path, hop)) is not None:
                 finished.append(finish(path, path.score + s))
             steps = expand(path, hop, width)
-            if steps is not None and len(steps.scores):
+            if steps is not None:
                 found.append(steps)
                 owner.append(b)
         if not found:
@@ -158,7 +158,7 @@ def _best(found: Sequence[Steps], width: int | None) -> list[tuple[int, int]]:
     return list(zip(entry.tolist(), (keep - first).tolist(), strict=True))
 
 
-class EdgeSteps(StepSource[None, BeamPath[None]]):
+class EdgeSteps(StepSource[BeamPath, BeamPath]):
     """A fixed edge list with one score per edge: a step walks an edge out of the path's
     node, the path's score is the sum of its edges' scores, and every kept path of every
     length is a result (stopping is free).  The GAT's validation walks S_topo (Eq. (16))
@@ -170,16 +170,18 @@ class EdgeSteps(StepSource[None, BeamPath[None]]):
     """
 
     def __init__(self, src: np.ndarray, dst: np.ndarray, score: np.ndarray):
-        order = np.argsort(src, kind="stable")  # a node's edges in edge order
-        bounds = np.searchsorted(src[order], np.arange(int(src.max(initial=-1)) + 2))
-        self._out = [order[bounds[u] : bounds[u + 1]] for u in range(len(bounds) - 1)]
-        self.dst = dst
-        self.score = np.asarray(score, dtype=np.float64)
+        order = np.argsort(src, kind="stable")  # each node's edges together, in edge order
+        self._ptr = np.searchsorted(src[order], np.arange(int(src.max(initial=-1)) + 2)).tolist()
+        self._edges = order
+        self._dst = np.asarray(dst)[order]
+        self._score = np.asarray(score, dtype=np.float64)[order]
 
-    def expand(self, path: BeamPath[None], hop: int, width: int | None) -> Steps | None:
-        if path.node >= len(self._out) or not len(edges := self._out[path.node]):
+    def expand(self, path: BeamPath, hop: int, width: int | None) -> Steps | None:
+        u = path.node
+        if u + 1 >= len(self._ptr) or self._ptr[u] == self._ptr[u + 1]:
             return None
-        return Steps(np.float64(path.score) + self.score[edges], edges, self.dst[edges])
+        a, b = self._ptr[u], self._ptr[u + 1]
+        return Steps(path.score + self._score[a:b], self._edges[a:b], self._dst[a:b])
 
-    def stop(self, path: BeamPath[None], hop: int) -> float:
+    def stop(self, path: BeamPath, hop: int) -> float:
         return 0.0

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from itertools import chain as chain_all  # `chain` is a LinkedChain here
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +47,7 @@ from lokg.taimr.linking import LinkedChain, RelationLinker
 from lokg.taimr.path_cache import PathCache
 from lokg.typing import Question
 
-__all__ = ["SemanticRetriever", "TAIMRRetriever"]
+__all__ = ["SemanticRetriever", "TAIMRRetriever", "TopoPath", "TopoSteps"]
 
 RELATION_LINKING = ("chain", "off")
 K_TOP_UNITS = ("paths", "answers")
@@ -157,17 +158,21 @@ class TAIMRRetriever(Retriever):
         over it), as the learned walk never walks a triple back: that step would only return
         to the node it left, and make every topic an answer of its own 2-hop paths.
         """
-        start = BeamPath(0.0, topic, (), TopoScores(0.0, 0.0))
+        start = TopoPath(0.0, topic)
         source = TopoSteps(self, chain)
         kept = search_paths(source, start, max_hops=self.max_hops, width=self.beam_width)
-        triples = self.cache.kg.triples_np  # the graph the cache's segments walk
-        paths = []
-        for p in kept:
-            hrt = triples[list(p.steps)]  # [k, 3]
-            rels = tuple(hrt[:, 1].tolist())
+        # each path's relations and entities, read from the triples it walks in one lookup
+        lengths = [len(p.steps) for p in kept]
+        walked = np.fromiter(chain_all.from_iterable(p.steps for p in kept), np.int64, sum(lengths))
+        hrt = self.cache.kg.triples_np[walked]  # the graph the cache's segments walk
+        rel_of, tail_of = hrt[:, 1].tolist(), hrt[:, 2].tolist()
+        paths, at = [], 0
+        for p, n in zip(kept, lengths, strict=True):
+            rels = tuple(rel_of[at : at + n])
             s_link = 0.0 if chain is None else chain.chain_log_prob(rels, self.knn_weight)
-            entities = (topic, *hrt[:, 2].tolist())
-            paths.append(RetrievedPath(entities, p.steps, rels, p.extra.s_topo, s_link))
+            entities = (topic, *tail_of[at : at + n])
+            paths.append(RetrievedPath(entities, p.steps, rels, p.s_topo, s_link))
+            at += n
         return paths
 
     # ------------------------------------------------------------------ API
@@ -242,8 +247,9 @@ class TAIMRRetriever(Retriever):
 
 
 @dataclass(frozen=True, slots=True)
-class TopoScores:
-    """What a path of TAIMR's beam carries besides its rank ``S_topo + lambda_rel * s_hop``.
+class TopoPath(BeamPath):
+    """A path of TAIMR's beam (:class:`TopoSteps`), ranked by
+    ``score = S_topo + lambda_rel * s_hop``; ``node`` is an entity, ``steps`` triple ids.
 
     Attributes:
         s_topo: S_topo of Eq. (16) so far.
@@ -251,11 +257,11 @@ class TopoScores:
             linking is off; ``-log |R|`` at a hop the linker has no distribution for).
     """
 
-    s_topo: float
-    s_hop: float
+    s_topo: float = 0.0
+    s_hop: float = 0.0
 
 
-class TopoSteps(StepSource[TopoScores, BeamPath[TopoScores]]):
+class TopoSteps(StepSource[TopoPath, TopoPath]):
     """TAIMR's steps (:meth:`TAIMRRetriever.search`): from a path's node, the cached segments
     (:class:`~lokg.taimr.path_cache.PathCache`) of each relation hop ``t`` allows, relations
     in id order, segments best first; a path never walks a fact straight back on a graph
@@ -282,7 +288,7 @@ class TopoSteps(StepSource[TopoScores, BeamPath[TopoScores]]):
             self._allowed = self.retriever._allowed(self.chain, hop)
             self._row = None if self.chain is None else self.chain.hop_log_probs(hop)
 
-    def expand(self, path: BeamPath[TopoScores], hop: int, width: int | None) -> Steps | None:
+    def expand(self, path: TopoPath, hop: int, width: int | None) -> Steps | None:
         self._at(hop)
         cache, chain, allowed, row = self.retriever.cache, self.chain, self._allowed, self._row
         statement = self.statement
@@ -300,28 +306,45 @@ class TopoSteps(StepSource[TopoScores, BeamPath[TopoScores]]):
                 keep = statement[e_tids] != back
                 if not keep.all():
                     e_tids, e_tails, e_scores = e_tids[keep], e_tails[keep], e_scores[keep]
-            hop_lp.append(float(lp))
-            tids.append(e_tids[:width])  # (class docstring; width None: e[:None] is e)
-            tails.append(e_tails[:width])
-            inc.append(e_scores[:width])
+            if len(e_tids):
+                hop_lp.append(float(lp))
+                tids.append(e_tids[:width])  # (class docstring; width None: e[:None] is e)
+                tails.append(e_tails[:width])
+                inc.append(e_scores[:width])
         if not tids:
             return None
-        s_topo = np.float64(path.extra.s_topo) + np.concatenate(inc)
-        s_hop = np.float64(path.extra.s_hop) + np.repeat(hop_lp, [len(t) for t in tids])
+        s_topo = np.float64(path.s_topo) + (inc[0] if len(inc) == 1 else np.concatenate(inc))
+        s_hop: np.ndarray | float
+        if hop_lp.count(hop_lp[0]) == len(hop_lp):  # one linking score for all (one float)
+            s_hop = path.s_hop + hop_lp[0]
+        else:
+            s_hop = path.s_hop + np.repeat(hop_lp, [len(t) for t in tids])
         rank = s_topo + self.retriever.lambda_rel * s_hop
-        return Steps(rank, np.concatenate(tids), np.concatenate(tails), (s_topo, s_hop))
+        if len(tids) > 1:
+            return Steps(rank, np.concatenate(tids), np.concatenate(tails), _Sums(s_topo, s_hop))
+        return Steps(rank, tids[0], tails[0], _Sums(s_topo, s_hop))
 
-    def stop(self, path: BeamPath[TopoScores], hop: int) -> float:
+    def stop(self, path: TopoPath, hop: int) -> float:
         return 0.0
 
-    def take(self, path: BeamPath[TopoScores], steps: Steps, i: int) -> BeamPath[TopoScores]:
-        s_topo, s_hop = steps.extra
-        return BeamPath(
-            float(steps.scores[i]),
-            int(steps.ends[i]),
-            (*path.steps, int(steps.steps[i])),
-            TopoScores(float(s_topo[i]), float(s_hop[i])),
+    def take(self, path: TopoPath, steps: Steps, i: int) -> TopoPath:
+        sums = steps.extra
+        return TopoPath(
+            steps.scores.item(i),
+            steps.ends.item(i),
+            (*path.steps, steps.steps.item(i)),
+            sums.s_topo.item(i),
+            sums.s_hop if isinstance(sums.s_hop, float) else sums.s_hop.item(i),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Sums:
+    """The sums of :class:`TopoPath` for each candidate step of one path (``[k]``); the
+    linking sum is one float when every candidate has the same."""
+
+    s_topo: np.ndarray
+    s_hop: np.ndarray | float
 
 
 class SemanticRetriever(Retriever):

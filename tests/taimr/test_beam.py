@@ -126,6 +126,23 @@ def test_walk_after_a_self_loop_any_step_may_follow():
     ]
 
 
+def test_walk_bars_a_triple_walked_back_twice():
+    # a sixth step s5 walks triple 0 back to the topic once more (the same direction as s1),
+    # scored best; both are straight back after s0, so the walks are those of WALK
+    twice = WalkGraph(
+        nodes=WALK.nodes,
+        src=np.r_[WALK.src, 1],
+        dst=np.r_[WALK.dst, 0],
+        triple_ids=np.r_[WALK.triple_ids, 0],
+        inverse=np.r_[WALK.inverse, True],
+        step_relation=np.r_[WALK.step_relation, 3],
+        depth=WALK.depth,
+    )
+    step_lp = np.vstack([STEP_LP, [-9, -0.0625, -0.0625]])
+    walks = [(w.steps, w.log_prob) for w in beam_search(twice, step_lp, STOP_LP, 2, None)]
+    assert walks == _walks(2, None)
+
+
 # -------------------------------------------------------------------- TAIMR (Eq. (16))
 @pytest.mark.parametrize("width", [None, 3])
 def test_taimr_never_walks_a_fact_straight_back(family, width):

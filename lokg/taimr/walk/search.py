@@ -63,10 +63,10 @@ def _best_first(walks: list[Walk]) -> list[Walk]:
     return walks
 
 
-class _WalkSteps(StepSource[None, Walk]):
+class _WalkSteps(StepSource[BeamPath, Walk]):
     """What the walk's two step sources share: a finished path is a :class:`Walk`."""
 
-    def finish(self, path: BeamPath[None], score: float) -> Walk:
+    def finish(self, path: BeamPath, score: float) -> Walk:
         return Walk(path.steps, score)
 
 
@@ -83,20 +83,48 @@ class _GraphSteps(_WalkSteps):
     def __init__(self, graph: WalkGraph, step_logp: np.ndarray, stop_logp: np.ndarray):
         self.graph = graph
         self.out = graph.out_steps()
+        self.back = _reverse_steps(graph)
+        self.dst = graph.dst
         self.step_logp = step_logp
         self.stop_logp = stop_logp
+        self._hop, self._column = -1, step_logp[:, :0]
 
-    def expand(self, path: BeamPath[None], hop: int, width: int | None) -> Steps | None:
-        steps = self.out[path.node]
-        if path.steps and len(steps):  # no step straight back
-            steps = steps[~_walks_back(self.graph, path.steps[-1], steps)]
-        if not len(steps):
+    def column(self, hop: int) -> np.ndarray:
+        """``[m]`` log alpha_hop of every step (one contiguous copy per hop)."""
+        if hop != self._hop:
+            self._hop, self._column = hop, np.ascontiguousarray(self.step_logp[:, hop])
+        return self._column
+
+    def expand(self, path: BeamPath, hop: int, width: int | None) -> Steps | None:
+        out = self.out[path.node]
+        if path.steps:  # no step straight back along the last one
+            prev = path.steps[-1]
+            if self.back is None:
+                out = out[~_walks_back(self.graph, prev, out)]
+            elif self.back[prev] >= 0:
+                out = out[out != self.back[prev]]
+        if not len(out):
             return None
-        scores = np.float64(path.score) + self.step_logp[steps, hop]
-        return Steps(scores, steps, self.graph.dst[steps])
+        return Steps(np.float64(path.score) + self.column(hop)[out], out, self.dst[out])
 
-    def stop(self, path: BeamPath[None], hop: int) -> float:
+    def stop(self, path: BeamPath, hop: int) -> float:
         return float(self.stop_logp[path.node, hop])
+
+
+def _reverse_steps(graph: WalkGraph) -> list[int] | None:
+    """Per step, the one step that walks its triple the other way and so may not follow it
+    (:func:`~lokg.taimr.walk.graph._backtracks`; ``-1``: none, or the step is a self-loop).
+    ``None`` when there is no step, or when a triple is walked twice in one direction (the
+    rule is then checked on each path's steps)."""
+    key = graph.triple_ids * 2 + graph.inverse  # [m] the triple and the direction
+    order = np.argsort(key, kind="stable")
+    ranked = key[order]
+    if not len(ranked) or (ranked[1:] == ranked[:-1]).any():
+        return None
+    other = key ^ 1  # the same triple, the other way
+    at = np.minimum(np.searchsorted(ranked, other), len(ranked) - 1)
+    found = (ranked[at] == other) & (graph.src != graph.dst)
+    return np.where(found, order[at], -1).tolist()
 
 
 @dataclass(frozen=True)
@@ -253,7 +281,7 @@ class _LazySteps(_WalkSteps):
             self.mine[u] = self.shared[x]
         return self.mine[u]
 
-    def expand(self, path: BeamPath[None], hop: int, width: int | None) -> Steps | None:
+    def expand(self, path: BeamPath, hop: int, width: int | None) -> Steps | None:
         """The node's best ``width`` steps (its listing positions) by their group's score."""
         steps = self.node_steps(path.node)
         group_lp = self.hop_logp[hop, steps.relation] + steps.neg_log_deg  # [G]
@@ -269,20 +297,17 @@ class _LazySteps(_WalkSteps):
             return None
         return Steps(path.score + lp[:width], pos[:width])  # lp is float64
 
-    def stop(self, path: BeamPath[None], hop: int) -> float:
+    def stop(self, path: BeamPath, hop: int) -> float:
         return self.stop_at[hop]
 
-    def take(self, path: BeamPath[None], steps: Steps, i: int) -> BeamPath[None]:
-        e = self.step(path.node, int(steps.steps[i]))
-        return BeamPath(float(steps.scores[i]), self.dst[e], (*path.steps, e))
-
-    def step(self, u: int, j: int) -> int:
-        """Index of ``u``'s step at position ``j`` in the graph being built (added on first
-        use)."""
+    def take(self, path: BeamPath, steps: Steps, i: int) -> BeamPath:
+        """``path`` extended by the step at position ``steps.steps[i]`` of its node, added to
+        the graph being built on first use."""
+        u, j = path.node, steps.steps.item(i)
         e = self.made.get((u, j))
         if e is None:
-            steps = self.mine[u]
-            v = int(steps.far[j])
+            node = self.mine[u]
+            v = int(node.far[j])
             if v not in self.local:
                 self.local[v] = len(self.nodes)
                 self.nodes.append(v)
@@ -290,10 +315,10 @@ class _LazySteps(_WalkSteps):
             e = self.made[(u, j)] = len(self.src)
             self.src.append(u)
             self.dst.append(self.local[v])
-            self.tids.append(int(steps.triple[j]))
-            self.inv.append(bool(steps.inverse[j]))
-            self.rels.append(int(steps.step_relation[j]))
-        return e
+            self.tids.append(int(node.triple[j]))
+            self.inv.append(bool(node.inverse[j]))
+            self.rels.append(int(node.step_relation[j]))
+        return BeamPath(steps.scores.item(i), self.dst[e], (*path.steps, e))
 
     def graph(self) -> WalkGraph:
         """The walk graph of the steps built so far."""
