@@ -14,7 +14,9 @@ field of the 2-layer GAT is truncated to that subgraph (as with neighbour sampli
 1M-triple graph is never materialised in a training step.
 
 Validation: ``val/paths_recall`` = fraction of val questions whose gold answer ends one of
-the ``k_top`` best paths by S_topo (Eq. (16), with mu) inside the question's subgraph,
+the ``k_top`` best paths by S_topo (Eq. (16), with mu) inside the question's subgraph (the
+one beam search, :func:`lokg.taimr.beam.search_paths` over
+:class:`~lokg.taimr.beam.EdgeSteps`, ``beam_width`` paths a hop),
 ``val/hits@1`` = the same for the single best path, and ``val/loss``; a val question whose
 topic entity is not in the graph counts as missed.  Under ``trainer=ddp`` the metrics are
 question-weighted means all-reduced across processes (:mod:`lokg.models.ddp`).
@@ -28,7 +30,6 @@ function embedding question texts.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -41,6 +42,7 @@ from torchmetrics import MeanMetric
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.ddp import nothing_to_learn
 from lokg.nn.rel_gat import RelGAT
+from lokg.taimr.beam import BeamPath, EdgeSteps, search_paths
 from lokg.taimr.info_gain import node_information_gain
 from lokg.taimr.subgraph import question_subgraph
 from lokg.typing import Question
@@ -262,23 +264,15 @@ class GATModule(pl.LightningModule):
         with np.errstate(divide="ignore"):
             log_mu = np.log(self._mu[batch["global_nodes"]])
         inc = log_a + hp.lambda_topo * log_mu[ei[1]]  # Eq. (16) increment per edge
-        out: dict[int, list[int]] = {}
-        for e, u in enumerate(ei[0].tolist()):
-            out.setdefault(u, []).append(e)
+        source = EdgeSteps(ei[0], ei[1], inc)
         found = top1 = 0
         for topic, answers in zip(batch["topics"], batch["answers"], strict=True):
-            paths = [(0.0, topic)]
-            ends: list[tuple[float, int]] = []
-            for _ in range(hp.max_hops):
-                paths = heapq.nlargest(
-                    hp.beam_width,
-                    ((s + inc[e], int(ei[1, e])) for s, u in paths for e in out.get(u, [])),
-                    key=lambda x: x[0],
-                )
-                ends.extend(paths)
-            ends.sort(key=lambda x: -x[0])
-            found += bool(answers & {v for _, v in ends[: hp.k_top]})
-            top1 += bool(ends) and ends[0][1] in answers
+            kept = search_paths(
+                source, BeamPath(0.0, topic), max_hops=hp.max_hops, width=hp.beam_width
+            )
+            ends = sorted(kept, key=lambda p: -p.score)  # stable: ties in the order kept
+            found += bool(answers & {p.node for p in ends[: hp.k_top]})
+            top1 += bool(ends) and ends[0].node in answers
         return found, top1
 
     def configure_optimizers(self):

@@ -24,6 +24,8 @@ paper names no pruning).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from itertools import chain as chain_all  # `chain` is a LinkedChain here
 from pathlib import Path
 
 import numpy as np
@@ -40,11 +42,12 @@ from lokg.retrieval import (
     resolve_topics,
     triples_of_paths,
 )
+from lokg.taimr.beam import BeamPath, Steps, StepSource, search_paths
 from lokg.taimr.linking import LinkedChain, RelationLinker
 from lokg.taimr.path_cache import PathCache
 from lokg.typing import Question
 
-__all__ = ["SemanticRetriever", "TAIMRRetriever"]
+__all__ = ["SemanticRetriever", "TAIMRRetriever", "TopoPath", "TopoSteps"]
 
 RELATION_LINKING = ("chain", "off")
 K_TOP_UNITS = ("paths", "answers")
@@ -144,73 +147,32 @@ class TAIMRRetriever(Retriever):
         return allowed or None
 
     def search(self, topic: int, chain: LinkedChain | None) -> list[RetrievedPath]:
-        """Beam search on S_topo (+ lambda_rel * per-hop linking) up to ``max_hops``.
+        """Beam search on S_topo (+ lambda_rel * per-hop linking) up to ``max_hops``
+        (:func:`~lokg.taimr.beam.search_paths` over :class:`TopoSteps`).
 
-        Returns every path kept by the beam at any depth (k = 1..L), with S_topo and S_link.
+        Returns every path kept by the beam at any depth (k = 1..L), with S_topo and S_link,
+        by depth, then best first (ties in expansion order).
 
         On a graph with added inverse edges (``data.source.inverse``) an edge and the one it
         reverses state one fact, and a path never walks a fact straight back (``v -> u -> v``
         over it), as the learned walk never walks a triple back: that step would only return
         to the node it left, and make every topic an answer of its own 2-hop paths.
         """
-        cache = self.cache
-        statement = self.kg.statement_ids if self.kg.has_added_inverses else None
-        # beam item: (rank, s_topo, s_hop, entities, triple ids, relations)
-        beam: list[tuple[float, float, float, tuple, tuple, tuple]] = [
-            (0.0, 0.0, 0.0, (topic,), (), ())
-        ]
-        kept: list[tuple[float, float, float, tuple, tuple, tuple]] = []
-        w = self.beam_width
-        for hop in range(self.max_hops):
-            allowed = self._allowed(chain, hop)
-            row = None if chain is None else chain.hop_log_probs(hop)
-            # candidate segments as arrays: (beam index, relation, log P_hop, tids, tails, inc)
-            parts = []
-            for bi, item in enumerate(beam):
-                v = item[3][-1]
-                back = statement[item[4][-1]] if statement is not None and item[4] else None
-                for r in cache.relations_of(v).tolist():
-                    if allowed is not None and r not in allowed:
-                        continue
-                    lp = 0.0 if chain is None else (-self._uniform if row is None else row[r])
-                    e_tids, e_tails, e_scores = cache.get(v, r)
-                    if back is not None:  # not the fact just walked, back (docstring)
-                        keep = statement[e_tids] != back
-                        if not keep.all():
-                            e_tids, e_tails, e_scores = e_tids[keep], e_tails[keep], e_scores[keep]
-                    # entries are sorted best first and the rank offset is the same for the
-                    # whole entry, so at most beam_width of them can survive this hop
-                    # (w = None: all, e[:None] is e)
-                    parts.append((bi, r, float(lp), e_tids[:w], e_tails[:w], e_scores[:w]))
-            if not parts:
-                break
-            sizes = [len(p[3]) for p in parts]
-            b_idx = np.repeat([p[0] for p in parts], sizes)
-            rel = np.repeat([p[1] for p in parts], sizes)
-            s_topo = np.array([it[1] for it in beam])[b_idx] + np.concatenate([p[5] for p in parts])
-            s_hop = np.array([it[2] for it in beam])[b_idx] + np.repeat(
-                [p[2] for p in parts], sizes
-            )
-            tid = np.concatenate([p[3] for p in parts])
-            tail = np.concatenate([p[4] for p in parts])
-            rank = s_topo + self.lambda_rel * s_hop
-            top = np.argsort(-rank, kind="stable")[:w]  # ties keep expansion order
-            beam = [
-                (
-                    float(rank[i]),
-                    float(s_topo[i]),
-                    float(s_hop[i]),
-                    (*beam[b_idx[i]][3], int(tail[i])),
-                    (*beam[b_idx[i]][4], int(tid[i])),
-                    (*beam[b_idx[i]][5], int(rel[i])),
-                )
-                for i in top.tolist()
-            ]
-            kept.extend(beam)
-        paths = []
-        for _, s_topo, _, ents, tids, rels in kept:
+        start = TopoPath(0.0, topic)
+        source = TopoSteps(self, chain)
+        kept = search_paths(source, start, max_hops=self.max_hops, width=self.beam_width)
+        # each path's relations and entities, read from the triples it walks in one lookup
+        lengths = [len(p.steps) for p in kept]
+        walked = np.fromiter(chain_all.from_iterable(p.steps for p in kept), np.int64, sum(lengths))
+        hrt = self.cache.kg.triples_np[walked]  # the graph the cache's segments walk
+        rel_of, tail_of = hrt[:, 1].tolist(), hrt[:, 2].tolist()
+        paths, at = [], 0
+        for p, n in zip(kept, lengths, strict=True):
+            rels = tuple(rel_of[at : at + n])
             s_link = 0.0 if chain is None else chain.chain_log_prob(rels, self.knn_weight)
-            paths.append(RetrievedPath(ents, tids, rels, s_topo, s_link))
+            entities = (topic, *tail_of[at : at + n])
+            paths.append(RetrievedPath(entities, p.steps, rels, p.s_topo, s_link))
+            at += n
         return paths
 
     # ------------------------------------------------------------------ API
@@ -282,6 +244,107 @@ class TAIMRRetriever(Retriever):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.cache.save(path)
         return path
+
+
+@dataclass(frozen=True, slots=True)
+class TopoPath(BeamPath):
+    """A path of TAIMR's beam (:class:`TopoSteps`), ranked by
+    ``score = S_topo + lambda_rel * s_hop``; ``node`` is an entity, ``steps`` triple ids.
+
+    Attributes:
+        s_topo: S_topo of Eq. (16) so far.
+        s_hop: the sum of its hops' linking log-probabilities ``log P_t(r_t | q)`` (0 when
+            linking is off; ``-log |R|`` at a hop the linker has no distribution for).
+    """
+
+    s_topo: float = 0.0
+    s_hop: float = 0.0
+
+
+class TopoSteps(StepSource[TopoPath, TopoPath]):
+    """TAIMR's steps (:meth:`TAIMRRetriever.search`): from a path's node, the cached segments
+    (:class:`~lokg.taimr.path_cache.PathCache`) of each relation hop ``t`` allows, relations
+    in id order, segments best first; a path never walks a fact straight back on a graph
+    with added inverses; stopping is free, so every kept path of every depth is a result.
+
+    A step's id is its triple id.  The source reads at most ``width`` segments of an entry:
+    they are sorted best first and share the rank offset of the entry, so no later one could
+    be among the hop's ``width`` best.
+    """
+
+    def __init__(self, retriever: TAIMRRetriever, chain: LinkedChain | None):
+        self.retriever = retriever
+        self.chain = chain
+        kg = retriever.kg
+        self.statement = kg.statement_ids if kg.has_added_inverses else None
+        self._hop = -1
+        self._allowed: set[int] | None = None
+        self._row: np.ndarray | None = None
+
+    def _at(self, hop: int) -> None:
+        """The relations hop ``hop`` allows and its linking log-probabilities, once a hop."""
+        if hop != self._hop:
+            self._hop = hop
+            self._allowed = self.retriever._allowed(self.chain, hop)
+            self._row = None if self.chain is None else self.chain.hop_log_probs(hop)
+
+    def expand(self, path: TopoPath, hop: int, width: int | None) -> Steps | None:
+        self._at(hop)
+        cache, chain, allowed, row = self.retriever.cache, self.chain, self._allowed, self._row
+        statement = self.statement
+        back = statement[path.steps[-1]] if statement is not None and path.steps else None
+        hop_lp: list[float] = []
+        tids: list[np.ndarray] = []
+        tails: list[np.ndarray] = []
+        inc: list[np.ndarray] = []
+        for r in cache.relations_of(path.node).tolist():
+            if allowed is not None and r not in allowed:
+                continue
+            lp = 0.0 if chain is None else (-self.retriever._uniform if row is None else row[r])
+            e_tids, e_tails, e_scores = cache.get(path.node, r)
+            if back is not None:  # not the fact just walked, back (TAIMRRetriever.search)
+                keep = statement[e_tids] != back
+                if not keep.all():
+                    e_tids, e_tails, e_scores = e_tids[keep], e_tails[keep], e_scores[keep]
+            if len(e_tids):
+                hop_lp.append(float(lp))
+                tids.append(e_tids[:width])  # (class docstring; width None: e[:None] is e)
+                tails.append(e_tails[:width])
+                inc.append(e_scores[:width])
+        if not tids:
+            return None
+        s_topo = np.float64(path.s_topo) + (inc[0] if len(inc) == 1 else np.concatenate(inc))
+        s_hop: np.ndarray | float
+        if hop_lp.count(hop_lp[0]) == len(hop_lp):  # one linking score for all (one float)
+            s_hop = path.s_hop + hop_lp[0]
+        else:
+            s_hop = path.s_hop + np.repeat(hop_lp, [len(t) for t in tids])
+        rank = s_topo + self.retriever.lambda_rel * s_hop
+        if len(tids) > 1:
+            return Steps(rank, np.concatenate(tids), np.concatenate(tails), _Sums(s_topo, s_hop))
+        return Steps(rank, tids[0], tails[0], _Sums(s_topo, s_hop))
+
+    def stop(self, path: TopoPath, hop: int) -> float:
+        return 0.0
+
+    def take(self, path: TopoPath, steps: Steps, i: int) -> TopoPath:
+        sums = steps.extra
+        return TopoPath(
+            steps.scores.item(i),
+            steps.ends.item(i),
+            (*path.steps, steps.steps.item(i)),
+            sums.s_topo.item(i),
+            sums.s_hop if isinstance(sums.s_hop, float) else sums.s_hop.item(i),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Sums:
+    """The sums of :class:`TopoPath` for each candidate step of one path (``[k]``); the
+    linking sum is one float when every candidate has the same."""
+
+    s_topo: np.ndarray
+    s_hop: np.ndarray | float
 
 
 class SemanticRetriever(Retriever):

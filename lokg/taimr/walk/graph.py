@@ -146,3 +146,11 @@ def _backtracks(graph: WalkGraph, prev: int, e: int) -> bool:
         and graph.inverse[e] != graph.inverse[prev]
         and graph.src[prev] != graph.dst[prev]
     )
+
+
+def _walks_back(graph: WalkGraph, prev: int, steps: np.ndarray) -> np.ndarray:
+    """``[k]`` bool: :func:`_backtracks` for each of ``steps`` (``[k]`` step indices)."""
+    if graph.src[prev] == graph.dst[prev]:
+        return np.zeros(len(steps), dtype=bool)
+    tid, inv = graph.triple_ids[prev], graph.inverse[prev]
+    return (graph.triple_ids[steps] == tid) & (graph.inverse[steps] != inv)

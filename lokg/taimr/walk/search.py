@@ -17,13 +17,13 @@ end at ``a`` (:func:`beam_search`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from lokg.kg.graph import KnowledgeGraph, StepIndex
-from lokg.taimr.walk.graph import WalkGraph, _backtracks, _fanout_sample
+from lokg.taimr.beam import BeamPath, Steps, StepSource, search_paths
+from lokg.taimr.walk.graph import WalkGraph, _fanout_sample, _walks_back
 
 __all__ = ["Walk", "answers_of", "beam_search", "beam_walk"]
 
@@ -41,59 +41,90 @@ def beam_search(
     step_logp: np.ndarray,
     stop_logp: np.ndarray,
     max_hops: int,
-    beam_width: int,
+    beam_width: int | None,
 ) -> list[Walk]:
-    """Kept paths of 1..``max_hops`` steps, best first, scored by log P(p | q) (module doc).
+    """Kept paths of 1..``max_hops`` steps, best first, scored by log P(p | q) (module doc):
+    :func:`~lokg.taimr.beam.search_paths` over the steps of a built walk graph.
 
     Args:
         step_logp: ``[m, L]`` log alpha_t of each step at each hop.
         stop_logp: ``[n, L]`` log alpha_t(stop) of each node (column 0 unused).
+        beam_width: paths kept per hop (``None``: all).
     """
-    out = graph.out_steps()
-    return _beam(
-        max_hops,
-        beam_width,
-        lambda u: out[u].tolist(),
-        lambda e, t: float(step_logp[e, t]),
-        lambda u, t: float(stop_logp[u, t]),
-        lambda e: int(graph.dst[e]),
-        lambda prev, e: _backtracks(graph, prev, e),
-    )
+    source = _GraphSteps(graph, step_logp, stop_logp)
+    walks = search_paths(source, BeamPath(0.0, 0), max_hops=max_hops, width=beam_width)
+    return _best_first(walks)
 
 
-def _beam(
-    max_hops: int,
-    beam_width: int,
-    steps_of: Callable[[int], Iterable[int]],
-    step_logp: Callable[[int, int], float],
-    stop_logp: Callable[[int, int], float],
-    end_of: Callable[[int], int],
-    backtracks: Callable[[int, int], bool],
-) -> list[Walk]:
-    """The stopping walk's beam search over local nodes (0 = the topic) and step indices:
-    ``steps_of(u)`` the steps leaving ``u`` in order, ``step_logp(e, t)``,
-    ``stop_logp(u, t)``, ``end_of(e)`` the node a step reaches, ``backtracks(prev, e)``
-    whether ``e`` walks straight back along ``prev`` (barred).  Shared by
-    :func:`beam_search` (a built graph) and :func:`beam_walk` (built as it expands)."""
-    beam: list[tuple[float, int, tuple[int, ...]]] = [(0.0, 0, ())]
-    ended: list[Walk] = []
-    for t in range(max_hops):
-        cand: list[tuple[float, int, tuple[int, ...]]] = []
-        for score, u, steps in beam:
-            if t > 0:
-                ended.append(Walk(steps, score + stop_logp(u, t)))
-            for e in steps_of(u):
-                if steps and backtracks(steps[-1], e):  # no step straight back
-                    continue
-                cand.append((score + step_logp(e, t), end_of(e), (*steps, e)))
-        if not cand:
-            beam = []
-            break
-        cand.sort(key=lambda c: -c[0])
-        beam = cand[:beam_width]
-    ended.extend(Walk(steps, score) for score, _, steps in beam)  # forced stop at L
-    ended.sort(key=lambda w: -w.log_prob)
-    return ended
+def _best_first(walks: list[Walk]) -> list[Walk]:
+    """``walks`` sorted best first, in place; a stable sort: ties keep the order they
+    finished in."""
+    walks.sort(key=lambda w: -w.log_prob)
+    return walks
+
+
+class _WalkSteps(StepSource[BeamPath, Walk]):
+    """What the walk's two step sources share: a finished path is a :class:`Walk`."""
+
+    def finish(self, path: BeamPath, score: float) -> Walk:
+        return Walk(path.steps, score)
+
+
+class _GraphSteps(_WalkSteps):
+    """The walk's steps on a built graph: those leaving a local node (0 = the topic) in step
+    order, but the one walking straight back along the path's last step; a path's score is
+    its log P(p | q) so far, and it may stop at every hop ``t >= 1`` with
+    ``log alpha_t(stop)`` of its node.
+
+    Args:
+        graph: the walk graph.  step_logp, stop_logp: as for :func:`beam_search`.
+    """
+
+    def __init__(self, graph: WalkGraph, step_logp: np.ndarray, stop_logp: np.ndarray):
+        self.graph = graph
+        self.out = graph.out_steps()
+        self.back = _reverse_steps(graph)
+        self.dst = graph.dst
+        self.step_logp = step_logp
+        self.stop_logp = stop_logp
+        self._hop, self._column = -1, step_logp[:, :0]
+
+    def column(self, hop: int) -> np.ndarray:
+        """``[m]`` log alpha_hop of every step (one contiguous copy per hop)."""
+        if hop != self._hop:
+            self._hop, self._column = hop, np.ascontiguousarray(self.step_logp[:, hop])
+        return self._column
+
+    def expand(self, path: BeamPath, hop: int, width: int | None) -> Steps | None:
+        out = self.out[path.node]
+        if path.steps:  # no step straight back along the last one
+            prev = path.steps[-1]
+            if self.back is None:
+                out = out[~_walks_back(self.graph, prev, out)]
+            elif self.back[prev] >= 0:
+                out = out[out != self.back[prev]]
+        if not len(out):
+            return None
+        return Steps(np.float64(path.score) + self.column(hop)[out], out, self.dst[out])
+
+    def stop(self, path: BeamPath, hop: int) -> float:
+        return float(self.stop_logp[path.node, hop])
+
+
+def _reverse_steps(graph: WalkGraph) -> list[int] | None:
+    """Per step, the one step that walks its triple the other way and so may not follow it
+    (:func:`~lokg.taimr.walk.graph._backtracks`; ``-1``: none, or the step is a self-loop).
+    ``None`` when there is no step, or when a triple is walked twice in one direction (the
+    rule is then checked on each path's steps)."""
+    key = graph.triple_ids * 2 + graph.inverse  # [m] the triple and the direction
+    order = np.argsort(key, kind="stable")
+    ranked = key[order]
+    if not len(ranked) or (ranked[1:] == ranked[:-1]).any():
+        return None
+    other = key ^ 1  # the same triple, the other way
+    at = np.minimum(np.searchsorted(ranked, other), len(ranked) - 1)
+    found = (ranked[at] == other) & (graph.src != graph.dst)
+    return np.where(found, order[at], -1).tolist()
 
 
 @dataclass(frozen=True)
@@ -170,7 +201,7 @@ def beam_walk(
     hop_logp: np.ndarray,
     hop_stop: np.ndarray,
     max_hops: int,
-    beam_width: int,
+    beam_width: int | None,
     both_directions: bool = True,
     max_fanout: int | None = None,
     seed: int = 0,
@@ -186,106 +217,120 @@ def beam_walk(
     its degree, and only its ``beam_width`` best steps are read and become candidates (the
     hop keeps ``beam_width`` in all, so no other step of that node could be kept); the hop's
     candidates are ranked in one stable sort (ties in beam, then step order, as in
-    :func:`beam_search`) and only the kept ones are built.  Returns the graph of the kept
-    steps (what :func:`answers_of` and the retriever read; ``depth`` is the hop at which a
-    node was first reached by one) and the same walks, in the same order, as
-    ``beam_search(walk_graph(...), vocabulary_log_probs(...))``.
+    :func:`beam_search`; :func:`~lokg.taimr.beam.search_paths`) and only the kept ones are
+    built.  Returns the graph of the kept steps (what :func:`answers_of` and the retriever
+    read; ``depth`` is the hop at which a node was first reached by one) and the same walks,
+    in the same order, as ``beam_search(walk_graph(...), vocabulary_log_probs(...))``.
 
     Args:
         hop_logp: ``[L, 2R]`` log P_t(r | q), columns the step relations (``r``, ``r + R``;
             :func:`~lokg.taimr.walk.net.widen_to_step_relations`).
         hop_stop: ``[L]`` log P_t(stop | q) (entry 0 unused).
+        beam_width: paths kept per hop (``None``: all).
         step_cache: entity id -> its grouped steps, kept across calls by the caller (the
             steps of a node depend only on the graph and the walk settings, not on the
             question); ``None``: none kept.
     """
-    nodes, local, depth = [topic], {topic: 0}, [0]
-    src: list[int] = []
-    dst: list[int] = []
-    tids: list[int] = []
-    inv: list[bool] = []
-    rels: list[int] = []
-    index = kg.steps_by_relation(both_directions)
-    # `mine` holds this call's own references, so a caller clearing the shared cache (another
-    # thread's question) cannot pull a node's steps from under a running walk
-    shared = {} if step_cache is None else step_cache
-    mine: dict[int, _NodeSteps] = {}  # local node -> its steps
-    made: dict[tuple[int, int], int] = {}  # (local node, its step's position) -> step index
-
-    def node_steps(u: int) -> _NodeSteps:
-        if u not in mine:
-            x = int(nodes[u])
-            if x not in shared:
-                shared[x] = _NodeSteps.of(index, x, max_fanout, seed)
-            mine[u] = shared[x]
-        return mine[u]
-
-    def step(u: int, j: int) -> int:
-        """Index of ``u``'s step at position ``j`` in the graph being built (added on first
-        use)."""
-        e = made.get((u, j))
-        if e is None:
-            steps = mine[u]
-            v = int(steps.far[j])
-            if v not in local:
-                local[v] = len(nodes)
-                nodes.append(v)
-                depth.append(depth[u] + 1)
-            e = made[(u, j)] = len(src)
-            src.append(u)
-            dst.append(local[v])
-            tids.append(int(steps.triple[j]))
-            inv.append(bool(steps.inverse[j]))
-            rels.append(int(steps.step_relation[j]))
-        return e
-
-    beam: list[tuple[float, int, tuple[int, ...]]] = [(0.0, 0, ())]
-    ended: list[Walk] = []
-    for t in range(max_hops):
-        # per beam entry, its node's best steps: (entry, step position) and the new score
-        scores, entry, which = [], [], []
-        for b, (score, u, path) in enumerate(beam):
-            if t > 0:
-                ended.append(Walk(path, score + float(hop_stop[t])))
-            steps = node_steps(u)
-            group_lp = hop_logp[t, steps.relation] + steps.neg_log_deg  # [G]
-            # + 1: one of them may be the straight-back step
-            pos, lp = steps.best(group_lp, beam_width + 1)
-            if path:  # no step straight back along the previous one (a self-loop may repeat)
-                p = path[-1]
-                if src[p] != dst[p]:
-                    back = (steps.triple[pos] == tids[p]) & (steps.inverse[pos] != inv[p])
-                    pos, lp = pos[~back], lp[~back]
-            if not len(pos):
-                continue
-            scores.append(score + lp[:beam_width])
-            entry.append(np.full(len(scores[-1]), b))
-            which.append(pos[:beam_width])
-        if not scores:
-            beam = []
-            break
-        # the hop's best beam_width candidates; stable, so ties keep beam then step order
-        all_scores = np.concatenate(scores)
-        keep = np.argsort(-all_scores, kind="stable")[:beam_width]
-        all_entry, all_which = np.concatenate(entry), np.concatenate(which)
-        new_beam = []
-        for k in keep.tolist():
-            _, u, path = beam[int(all_entry[k])]
-            e = step(u, int(all_which[k]))
-            new_beam.append((float(all_scores[k]), dst[e], (*path, e)))
-        beam = new_beam
-    ended.extend(Walk(path, score) for score, _, path in beam)  # forced stop at L
-    ended.sort(key=lambda w: -w.log_prob)
-    graph = WalkGraph(
-        nodes=np.asarray(nodes, dtype=np.int64),
-        src=np.asarray(src, dtype=np.int64),
-        dst=np.asarray(dst, dtype=np.int64),
-        triple_ids=np.asarray(tids, dtype=np.int64),
-        inverse=np.asarray(inv, dtype=bool),
-        step_relation=np.asarray(rels, dtype=np.int64),
-        depth=np.asarray(depth, dtype=np.int64),
+    source = _LazySteps(
+        kg, topic, hop_logp, hop_stop, both_directions, max_fanout, seed, step_cache
     )
-    return graph, ended
+    walks = search_paths(source, BeamPath(0.0, 0), max_hops=max_hops, width=beam_width)
+    return source.graph(), _best_first(walks)
+
+
+class _LazySteps(_WalkSteps):
+    """:func:`beam_walk`'s steps: a node's steps read from the graph's step index when the
+    beam first reaches it, scored per step relation, and built into the walk graph only when
+    the beam keeps them.  Nodes are local (0 = ``topic``, then in the order kept steps reach
+    them), steps the indices of the graph being built; arguments as for :func:`beam_walk`.
+    """
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        topic: int,
+        hop_logp: np.ndarray,
+        hop_stop: np.ndarray,
+        both_directions: bool,
+        max_fanout: int | None,
+        seed: int,
+        step_cache: dict[int, _NodeSteps] | None,
+    ):
+        self.hop_logp = hop_logp
+        self.stop_at: list[float] = hop_stop.tolist()
+        self.max_fanout = max_fanout
+        self.seed = seed
+        self.index = kg.steps_by_relation(both_directions)
+        self.nodes, self.local, self.depth = [topic], {topic: 0}, [0]
+        self.src: list[int] = []
+        self.dst: list[int] = []
+        self.tids: list[int] = []
+        self.inv: list[bool] = []
+        self.rels: list[int] = []
+        # `mine` holds this call's own references, so a caller clearing the shared cache
+        # (another thread's question) cannot pull a node's steps from under a running walk
+        self.shared = {} if step_cache is None else step_cache
+        self.mine: dict[int, _NodeSteps] = {}  # local node -> its steps
+        self.made: dict[tuple[int, int], int] = {}  # (local node, step position) -> step index
+
+    def node_steps(self, u: int) -> _NodeSteps:
+        if u not in self.mine:
+            x = int(self.nodes[u])
+            if x not in self.shared:
+                self.shared[x] = _NodeSteps.of(self.index, x, self.max_fanout, self.seed)
+            self.mine[u] = self.shared[x]
+        return self.mine[u]
+
+    def expand(self, path: BeamPath, hop: int, width: int | None) -> Steps | None:
+        """The node's best ``width`` steps (its listing positions) by their group's score."""
+        steps = self.node_steps(path.node)
+        group_lp = self.hop_logp[hop, steps.relation] + steps.neg_log_deg  # [G]
+        # + 1: one of them may be the straight-back step
+        need = len(steps.triple) if width is None else width + 1
+        pos, lp = steps.best(group_lp, need)
+        if path.steps:  # no step straight back along the previous one (a self-loop may repeat)
+            p = path.steps[-1]
+            if self.src[p] != self.dst[p]:
+                back = (steps.triple[pos] == self.tids[p]) & (steps.inverse[pos] != self.inv[p])
+                pos, lp = pos[~back], lp[~back]
+        if not len(pos):
+            return None
+        return Steps(path.score + lp[:width], pos[:width])  # lp is float64
+
+    def stop(self, path: BeamPath, hop: int) -> float:
+        return self.stop_at[hop]
+
+    def take(self, path: BeamPath, steps: Steps, i: int) -> BeamPath:
+        """``path`` extended by the step at position ``steps.steps[i]`` of its node, added to
+        the graph being built on first use."""
+        u, j = path.node, steps.steps.item(i)
+        e = self.made.get((u, j))
+        if e is None:
+            node = self.mine[u]
+            v = int(node.far[j])
+            if v not in self.local:
+                self.local[v] = len(self.nodes)
+                self.nodes.append(v)
+                self.depth.append(self.depth[u] + 1)
+            e = self.made[(u, j)] = len(self.src)
+            self.src.append(u)
+            self.dst.append(self.local[v])
+            self.tids.append(int(node.triple[j]))
+            self.inv.append(bool(node.inverse[j]))
+            self.rels.append(int(node.step_relation[j]))
+        return BeamPath(steps.scores.item(i), self.dst[e], (*path.steps, e))
+
+    def graph(self) -> WalkGraph:
+        """The walk graph of the steps built so far."""
+        return WalkGraph(
+            nodes=np.asarray(self.nodes, dtype=np.int64),
+            src=np.asarray(self.src, dtype=np.int64),
+            dst=np.asarray(self.dst, dtype=np.int64),
+            triple_ids=np.asarray(self.tids, dtype=np.int64),
+            inverse=np.asarray(self.inv, dtype=bool),
+            step_relation=np.asarray(self.rels, dtype=np.int64),
+            depth=np.asarray(self.depth, dtype=np.int64),
+        )
 
 
 def answers_of(graph: WalkGraph, walks: list[Walk]) -> dict[int, tuple[float, Walk]]:
