@@ -1,7 +1,7 @@
 """Stop a training when validation stops improving, with a floor on optimizer steps.
 
 :class:`EarlyStopping` is Lightning's, with two changes that follow from how the offline
-stages export a model (:func:`lokg.stages.restore_best_checkpoint`: the best checkpoint on
+stages export a model (:func:`lokg.train_stages.restore_best_checkpoint`: the best checkpoint on
 the monitored metric, the first epoch that reached it):
 
 - ``patience: null`` never stops on patience (TransE's default: Table 3 trains 100 epochs);

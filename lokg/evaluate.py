@@ -30,7 +30,7 @@ from lokg.eval.runner import run_questions
 from lokg.eval.tables import RunSummary, write_run_summary
 from lokg.labels import RunLabel, artifact_departures, run_label
 from lokg.llm import build_reader
-from lokg.paper import departures
+from lokg.paper_settings import departures
 from lokg.pipeline import LOKG
 from lokg.show import evidence_view, find_question, log_view, write_page
 from lokg.typing import Question

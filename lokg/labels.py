@@ -30,7 +30,7 @@ from lokg.artifacts import scos_mode
 from lokg.baselines import BASELINE_CONFIGURATIONS
 from lokg.errors import InputError
 from lokg.eval.tables import ABLATIONS
-from lokg.paper import departures, gat_departures, transe_departures
+from lokg.paper_settings import departures, gat_departures, transe_departures
 
 __all__ = ["RunLabel", "artifact_departures", "run_label"]
 
@@ -70,9 +70,9 @@ def run_label(cfg: DictConfig, departed: Sequence[str] | None = None) -> RunLabe
     Args:
         cfg: the composed config (its ``method``, ``configuration``, ``ablation``, ``scos``,
             ``encoder``).
-        departed: the run's departures from the paper; default :func:`lokg.paper.departures`
-            of ``cfg`` (a job that has loaded its artifacts adds
-            :func:`artifact_departures`).
+        departed: the run's departures from the paper; default
+            :func:`lokg.paper_settings.departures` of ``cfg`` (a job that has loaded its
+            artifacts adds :func:`artifact_departures`).
 
     Raises:
         ValueError: ``ablation`` is not one of ``ABLATIONS``.

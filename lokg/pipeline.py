@@ -32,7 +32,7 @@ into the same steps: a retriever whose builder declares the chat client (ToG, Gr
 ``RetrievalResult.accounting``, which the pipeline adds to the reader's, so calls/q and tok/q
 count every call; a retrieval whose evidence is text (``RetrievalResult.passages``:
 GraphRAG's community reports) is placed under B by
-:func:`lokg.baselines.evidence.encode_passages` instead of the encoder. Either way B is
+:func:`lokg.ittc.passages.encode_passages` instead of the encoder. Either way B is
 checked on the exact block sent.
 """
 
@@ -43,9 +43,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lokg.baselines.evidence import add_accounting, encode_passages
 from lokg.errors import QuestionFailed
 from lokg.ittc.encoder import EncodedContext, Encoder
+from lokg.ittc.passages import encode_passages
+from lokg.llm.accounting import add_accounting
 from lokg.retrieval import RetrievalResult, Retriever
 from lokg.tokens import BUDGET_SCOPES, Budget, check_budget_scope
 from lokg.typing import Question

@@ -15,7 +15,7 @@ import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
 from pytorch_lightning.utilities.model_helpers import is_overridden
 
-from lokg import preemption, stages
+from lokg import preemption, train_stages
 from lokg.config import check_target_keys, instantiate_list, resolve_seed
 from lokg.console import configure_console, format_stats
 
@@ -105,7 +105,7 @@ def _prepared_data(cfg: DictConfig):
     and the SCOS warning threshold checked first, so a bad key fails before any work)."""
     for group in ("data", "model", "embedder"):
         check_target_keys(cfg.get(group), group)
-    stages.warn_threshold(cfg)  # a bad scos_warn_contradiction fails before any training
+    train_stages.warn_threshold(cfg)  # a bad scos_warn_contradiction fails before any training
     datamodule = hydra.utils.instantiate(cfg.data)
     datamodule.prepare_data()
     datamodule.setup("fit")
@@ -123,7 +123,7 @@ class _Fit:
     gat_art: GraphArtifacts | None = None
     feats: torch.Tensor | None = None  # [E, d_v] the GAT's node features
     walk_art: GraphArtifacts | None = None
-    rerank_in: stages.RerankInputs | None = None
+    rerank_in: train_stages.RerankInputs | None = None
 
 
 def _built_model(cfg: DictConfig, datamodule) -> _Fit:
@@ -139,22 +139,22 @@ def _built_model(cfg: DictConfig, datamodule) -> _Fit:
     if is_class and issubclass(build.func, GATModule):
         # the GAT runs on SCOS's compressed graph, with encoder node features
         embedder = _embedder(cfg)
-        gat_art, sizes = stages.prepare_gat(cfg, datamodule, embedder)
+        gat_art, sizes = train_stages.prepare_gat(cfg, datamodule, embedder)
         model = build(**sizes)
-        feats = stages.attach_gat_graph(model, gat_art, embedder)
+        feats = train_stages.attach_gat_graph(model, gat_art, embedder)
         return _Fit(model, "gat", gat_art=gat_art, feats=feats)
     if is_class and issubclass(build.func, WalkModule):
         # the walk model: SCOS's graph as given (it walks both directions by itself, so no
         # added inverse edge), encoder features, TransE's merged e_r
         embedder = _embedder(cfg)
-        walk_art = stages.prepare_gat(cfg, datamodule, embedder)[0].own_edges()
+        walk_art = train_stages.prepare_gat(cfg, datamodule, embedder)[0].own_edges()
         model = build(num_relations=walk_art.kg.num_relations)
-        stages.attach_walk_graph(model, walk_art, embedder)
-        stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)
+        train_stages.attach_walk_graph(model, walk_art, embedder)
+        train_stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)
         return _Fit(model, WALK_KIND, walk_art=walk_art)
     if is_class and issubclass(build.func, RerankModule):
         # the answer GAT: the trained walk's candidates over the train and val questions
-        rerank_in = stages.prepare_rerank(cfg, datamodule, _embedder(cfg))
+        rerank_in = train_stages.prepare_rerank(cfg, datamodule, _embedder(cfg))
         model = build(**rerank_in.sizes)
         model.set_items(rerank_in.items)
         return _Fit(model, "rerank", rerank_in=rerank_in)
@@ -197,7 +197,7 @@ def _reused_scos(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed: 
         and not cfg.get("ckpt_path")
         and not trainer.fast_dev_run
     )
-    return stages.reuse_scos_stage(cfg, datamodule, seed) if reuse else None
+    return train_stages.reuse_scos_stage(cfg, datamodule, seed) if reuse else None
 
 
 def _tested(cfg: DictConfig, datamodule, model, trainer: pl.Trainer) -> dict:
@@ -229,14 +229,16 @@ def _exported(cfg: DictConfig, datamodule, fit: _Fit, trainer: pl.Trainer, seed:
         log.info("fast_dev_run: SCOS/GAT artifacts are not written")
         return {}
     if _is_transe_with_scos(cfg, model):
-        return {"scos_dir": stages.run_scos_stage(cfg, datamodule, model, trainer, seed)}
+        return {"scos_dir": train_stages.run_scos_stage(cfg, datamodule, model, trainer, seed)}
     if fit.gat_art is not None:
-        out = stages.run_gat_stage(cfg, datamodule, model, trainer, fit.gat_art, fit.feats, seed)
+        out = train_stages.run_gat_stage(
+            cfg, datamodule, model, trainer, fit.gat_art, fit.feats, seed
+        )
         return {"gat_dir": out}
     if fit.rerank_in is not None:
-        out = stages.run_rerank_stage(cfg, datamodule, model, trainer, fit.rerank_in, seed)
+        out = train_stages.run_rerank_stage(cfg, datamodule, model, trainer, fit.rerank_in, seed)
         return {"rerank_dir": out}
     if fit.walk_art is not None:
-        out = stages.run_walk_stage(cfg, datamodule, model, trainer, fit.walk_art, seed)
+        out = train_stages.run_walk_stage(cfg, datamodule, model, trainer, fit.walk_art, seed)
         return {"walk_dir": out}
     return {}

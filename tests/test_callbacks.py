@@ -15,8 +15,8 @@ from torch.utils.data import DataLoader
 
 from lokg.artifacts import config_key
 from lokg.callbacks import EarlyStopping, stopping_key
-from lokg.stages import training_key
 from lokg.train import early_stop_line
+from lokg.train_stages import training_key
 
 from .fixtures.training import quiet_trainer
 

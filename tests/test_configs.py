@@ -69,7 +69,7 @@ def test_each_ablation_sets_one_module_off_in_each_configuration(make_cfg, exper
 
 
 def test_experiment_paper_is_the_paper(make_cfg):
-    from lokg.paper import departures
+    from lokg.paper_settings import departures
 
     cfg = make_cfg("evaluate", ["experiment=paper"])
     assert cfg.method == "LOKG (paper)" and "paper" in cfg.tags
@@ -85,7 +85,7 @@ def test_experiment_paper_is_the_paper(make_cfg):
 
 
 #: Table 3 / Table 4 / Sec. 2 and 4.1 of the paper, transcribed here independently of
-#: lokg.paper.PAPER_SETTINGS: experiment=paper must hold each or list it as a departure
+#: lokg.paper_settings.PAPER_SETTINGS: experiment=paper must hold each or list it as a departure
 PAPER_TEXT = {
     "budget": 2048,  # Table 3: B = 2048
     "scos.theta_base": 0.75,  # Table 3
@@ -121,12 +121,12 @@ def _value(cfg, dotted):
 
 
 def test_experiment_paper_holds_every_value_of_the_paper_or_lists_it(make_cfg):
-    from lokg.paper import PAPER_SETTINGS, departures
+    from lokg.paper_settings import PAPER_SETTINGS, departures
 
     cfg = make_cfg("evaluate", ["experiment=paper"])
     listed = {line.split(":", 1)[0] for line in departures(cfg)}
     for key, value in PAPER_TEXT.items():
-        assert key in PAPER_SETTINGS, f"{key}: a paper value lokg.paper does not check"
+        assert key in PAPER_SETTINGS, f"{key}: a paper value lokg.paper_settings does not check"
         ours = _value(cfg, key)
         same = ours == value or (
             isinstance(ours, int | float) and isinstance(value, int | float) and ours == value
@@ -143,7 +143,7 @@ def test_the_training_configs_hold_table_3(make_cfg, stage, key):
 
 
 def test_the_default_is_ours_and_each_departure_is_in_design_md(make_cfg):
-    from lokg.paper import departures
+    from lokg.paper_settings import departures
 
     cfg = make_cfg("evaluate")
     assert cfg.configuration == "lokg" and cfg.method == "LOKG (ours)"

@@ -31,7 +31,7 @@ METHOD = SHARED | {"lokg.nn"}
 WITH_METHOD = METHOD | {"lokg.scos", "lokg.ittc", "lokg.taimr"}
 #: 9. what the jobs stand on: every unit below them
 BELOW_JOBS = WITH_METHOD | {
-    "lokg.config", "lokg.console", "lokg.paper",  # settings and printing
+    "lokg.config", "lokg.console", "lokg.paper_settings",  # settings and printing
     "lokg.llm", "lokg.baselines", "lokg.eval",  # 5-6
     "lokg.data", "lokg.models", "lokg.callbacks",  # 7, the Lightning side
     "lokg.artifacts", "lokg.assemble", "lokg.pipeline", "lokg.show", "lokg.labels",  # 8
@@ -52,7 +52,7 @@ ALLOWED = {
     "lokg.embed": LEAVES,
     "lokg.config": LEAVES,
     "lokg.console": LEAVES,
-    "lokg.paper": LEAVES,
+    "lokg.paper_settings": LEAVES,
     "lokg.retrieval": BASE | {"lokg.normalize"},
     # 3. the networks: no retrieval, no Lightning
     "lokg.nn": NN,
@@ -83,12 +83,13 @@ ALLOWED = {
     "lokg.pipeline": WITH_METHOD
     | {"lokg.llm", "lokg.baselines", "lokg.artifacts", "lokg.config", "lokg.assemble"},
     "lokg.show": WITH_METHOD | {"lokg.llm", "lokg.eval"},
-    "lokg.labels": LEAVES | {"lokg.paper", "lokg.artifacts", "lokg.baselines", "lokg.eval"},
+    "lokg.labels": LEAVES
+    | {"lokg.paper_settings", "lokg.artifacts", "lokg.baselines", "lokg.eval"},
     # 9. the jobs and their helpers
     "lokg.preemption": LEAVES | {"lokg.artifacts", "lokg.callbacks"},
-    "lokg.stages": WITH_METHOD
+    "lokg.train_stages": WITH_METHOD
     | {"lokg.artifacts", "lokg.assemble", "lokg.pipeline", "lokg.callbacks"},
-    "lokg.train": BELOW_JOBS | {"lokg.stages", "lokg.preemption"},
+    "lokg.train": BELOW_JOBS | {"lokg.train_stages", "lokg.preemption"},
     "lokg.evaluate": BELOW_JOBS,
     "lokg.demo": BELOW_JOBS,
     "lokg.cli": LEAVES | {"lokg.config", "lokg.console", "lokg.llm"},
@@ -105,7 +106,7 @@ LIGHTNING = (
     "lokg/models/ddp.py",
     "lokg/data/datamodule.py",
     "lokg/train.py",
-    "lokg/stages.py",
+    "lokg/train_stages.py",
     "lokg/callbacks.py",
     "lokg/preemption.py",
     "lokg/evaluate.py",
@@ -241,7 +242,7 @@ def test_the_rule_itself():
     assert unit_of("lokg.taimr.walk.net") == "lokg.taimr"
     assert unit_of("lokg.pipeline") == "lokg.pipeline" and unit_of("lokg.pipelines") is None
     assert resolve("lokg.kg.graph.KnowledgeGraph") == "lokg.kg.graph"
-    assert resolve("lokg.stages") == "lokg.stages"  # `from lokg import stages`
+    assert resolve("lokg.train_stages") == "lokg.train_stages"  # `from lokg import train_stages`
     assert may_import_lightning("lokg/models/walk_module.py")
     assert not may_import_lightning("lokg/models/__init__.py")
     assert not may_import_lightning("lokg/pipeline.py")

@@ -55,7 +55,7 @@ def test_a_modified_paper_run_is_not_recorded_as_the_paper(make_cfg, overrides, 
 
 
 def test_the_shared_transe_checkpoint_keeps_the_paper_label_fewer_epochs_do_not(make_cfg):
-    from lokg.paper import departures, transe_departures
+    from lokg.paper_settings import departures, transe_departures
 
     cfg = make_cfg("evaluate", ["experiment=paper"])
     best = transe_departures({"epoch": 18, "last_epoch": 99, "monitor": "val/mrr"})

@@ -30,7 +30,7 @@ Per question:
      to the question, their reports only (the variant this baseline ran before).
 
    The context is one passage of at most ``context_tokens`` (B) tokens, placed under B by
-   :func:`lokg.baselines.evidence.encode_passages`; one answering call with
+   :func:`lokg.ittc.passages.encode_passages`; one answering call with
    ``prompts/graphrag_answer.txt`` (the pipeline makes it).
 
 Indexing cost: GraphRAG writes every community's report before any question; here a report is

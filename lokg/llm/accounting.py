@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lokg.tokens import count_tokens
@@ -113,3 +113,14 @@ class CallLedger:
                 "llm_latency_s": self.latency_s,
                 "truncated": self.truncated,
             }
+
+
+def add_accounting(*ledgers: Mapping[str, int | float] | None) -> dict[str, int | float]:
+    """Key-wise sum of ``CallLedger.as_dict()`` records (missing keys count 0): the
+    retriever's calls and the reader's, so calls/q and tok/q count every call a method makes
+    for a question."""
+    out: dict[str, int | float] = {}
+    for ledger in ledgers:
+        for key, value in (ledger or {}).items():
+            out[key] = out.get(key, 0) + value
+    return out

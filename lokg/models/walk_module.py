@@ -156,7 +156,7 @@ class WalkModule(pl.LightningModule):
         encoder_trainable_layers: fine-tune only the encoder's top ``k`` layers, the frozen
             layers' output cached per question (``None``: all layers).
         min_steps: train.py raises ``trainer.max_epochs`` so that a small training set still
-            gets this many optimizer steps (:func:`lokg.stages.stretch_epochs_to_min_steps`).
+            gets this many optimizer steps (:func:`lokg.train_stages.stretch_epochs_to_min_steps`).
         name_match: every hop logit also carries a learned-scale cosine between the hop's
             question context and the relation's name (:class:`WalkNet`); needs
             ``name_dim`` equal to ``node_dim`` (one encoder).

@@ -9,10 +9,10 @@ from typing import NamedTuple
 
 import pytest
 
-from lokg.baselines.evidence import encode_passages
 from lokg.eval import QuestionResult, aggregate
 from lokg.eval.records import question_record
 from lokg.ittc.encoder import NaiveEncoder
+from lokg.ittc.passages import encode_passages
 from lokg.kg.graph import KnowledgeGraph
 from lokg.pipeline import PipelineOutput
 from lokg.retrieval import RetrievalResult, resolve_topics

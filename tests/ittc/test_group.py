@@ -28,7 +28,7 @@ from lokg.ittc.mckp import solve_dp
 from lokg.ittc.render import TripleRenderer
 from lokg.ittc.value import triple_values
 from lokg.kg.graph import KnowledgeGraph
-from lokg.paper import departures
+from lokg.paper_settings import departures
 from lokg.tokens import count_tokens
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "encoder"

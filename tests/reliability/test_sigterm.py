@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from lokg import preemption, stages
+from lokg import preemption, train_stages
 from lokg.atomic_io import atomic_directory
 from lokg.config import compose_config
 from lokg.errors import Interrupted
@@ -135,13 +135,13 @@ def test_sigterm_is_only_recorded_when_lightning_owns_it_or_a_stop_is_under_way(
 @pytest.mark.slow
 def test_sigterm_after_the_fit_keeps_it_and_the_rerun_only_exports(tmp_path, monkeypatch, capsys):
     overrides = _tiny_walk_training(tmp_path, epochs=2)
-    real_export = stages.run_walk_stage
+    real_export = train_stages.run_walk_stage
 
     def preempted_export(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGTERM)
         return real_export(*args, **kwargs)
 
-    monkeypatch.setattr(stages, "run_walk_stage", preempted_export)
+    monkeypatch.setattr(train_stages, "run_walk_stage", preempted_export)
     with pytest.raises(Interrupted) as stop:
         train(compose_config("train", overrides, tmp_path))
     match = STOPPED.match(str(stop.value))
@@ -149,7 +149,7 @@ def test_sigterm_after_the_fit_keeps_it_and_the_rerun_only_exports(tmp_path, mon
     assert Path(match.group(1)).is_file()
     assert not list(tmp_path.glob("artifacts/data/*/qgat-*"))
 
-    monkeypatch.setattr(stages, "run_walk_stage", real_export)
+    monkeypatch.setattr(train_stages, "run_walk_stage", real_export)
     capsys.readouterr()
     out = train(compose_config("train", overrides, tmp_path))
     # restored at the end of its last epoch (3 questions, batch 1): nothing trained again

@@ -26,7 +26,7 @@ from lokg.config import compose_config
 from lokg.kg.graph import KnowledgeGraph
 from lokg.scos import SCOSConfig, SCOSResult, compress
 from lokg.scos.contradiction import Contradiction, contradiction, example_heads, flip_keys
-from lokg.stages import warn_contradicted_merges, warn_threshold
+from lokg.train_stages import warn_contradicted_merges, warn_threshold
 
 FILMS = [
     ("f1", "directed_by", "ann"),
@@ -211,7 +211,7 @@ def test_a_report_written_before_the_signal_loads_with_defaults(tmp_path):
 
 def test_one_warning_per_contradicted_merge_whatever_the_settings(caplog):
     paper = _compress()
-    with caplog.at_level(logging.WARNING, logger="lokg.stages"):
+    with caplog.at_level(logging.WARNING, logger="lokg.train_stages"):
         assert warn_contradicted_merges(paper.report, paper.inverse_report, 0.05) == 1
     (record,) = caplog.records
     assert record.levelno == logging.WARNING

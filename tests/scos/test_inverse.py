@@ -9,7 +9,7 @@ import pytest
 from lokg.kg.graph import KnowledgeGraph
 from lokg.scos import SCOSResult, compress
 from lokg.scos.inverse import find_inverse_pairs
-from lokg.stages import merged_relation_embeddings
+from lokg.train_stages import merged_relation_embeddings
 
 # birthplace_of mirrors two of born_in's three (person, city) pairs; spouse is symmetric
 TRIPLES = [

@@ -31,7 +31,7 @@ from lokg.config import compose_config
 from lokg.data.restyle import relation_words
 from lokg.data.synthetic import paraphrase_label, plant_synonyms, synonym_label
 from lokg.kg.graph import KnowledgeGraph
-from lokg.paper import departures
+from lokg.paper_settings import departures
 from lokg.scos import SCOSConfig, compress
 from lokg.scos.names import is_code, name_cosine, name_embeddings, name_words
 
@@ -191,7 +191,7 @@ def test_the_guard_needs_names_and_a_valid_threshold():
 def test_train_reads_names_only_with_the_guard():
     # the SCOS stage embeds names (and keys its artifact by the encoder) only when the guard
     # is set, so the keys of every configuration without it are those they had before
-    from lokg.stages import name_encoder
+    from lokg.train_stages import name_encoder
 
     assert name_encoder(compose_config("train", ["experiment=train_transe"], ".")) is None
     assert name_encoder(compose_config("train", ["scos=default"], ".")) is None

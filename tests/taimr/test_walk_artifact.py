@@ -12,7 +12,6 @@ from omegaconf import OmegaConf
 
 from lokg.artifacts import config_key
 from lokg.config import DEPRECATED_OPTIONS, warn_deprecated_options
-from lokg.stages import training_key
 from lokg.taimr.walk.artifact import (
     KIND,
     META_FILE,
@@ -21,6 +20,7 @@ from lokg.taimr.walk.artifact import (
     hashed_targets,
     walk_models,
 )
+from lokg.train_stages import training_key
 
 #: computed on main before the move (commit 5edd938), from the configs as composed then
 #: (``experiment=train_qgat``, ``model=qgat``, ``experiment=lokg data=pq2h``)

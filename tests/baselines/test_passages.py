@@ -6,8 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lokg.baselines.evidence import add_accounting, cut_to_budget, encode_passages
 from lokg.baselines.kaping import KAPINGEncoder
+from lokg.ittc.passages import cut_to_budget, encode_passages
+from lokg.llm.accounting import add_accounting
 from lokg.pipeline import LOKG
 from lokg.retrieval import RetrievalResult, Retriever, resolve_topics
 from lokg.tokens import count_tokens, get_tokenizer

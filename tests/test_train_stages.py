@@ -21,13 +21,13 @@ from torch.utils.data import DataLoader
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.gat_module import GATModule
 from lokg.models.transe_module import TransEModule
-from lokg.stages import (
+from lokg.taimr.topology import gat_log_attention
+from lokg.train_stages import (
     GraphArtifacts,
     restore_best_checkpoint,
     run_gat_stage,
     run_scos_stage,
 )
-from lokg.taimr.topology import gat_log_attention
 from lokg.typing import Question
 
 from .fixtures import toy_kg
@@ -160,7 +160,7 @@ def test_scos_stage_warns_once_per_contradicted_merge(
         kg=kg, artifact_dir=tmp_path / "artifacts" / "data" / "films",
         artifacts_root=tmp_path / "artifacts", triple_val_fraction=0.05, split_seed=0,
     )  # fmt: skip
-    with caplog.at_level(logging.WARNING, logger="lokg.stages"):
+    with caplog.at_level(logging.WARNING, logger="lokg.train_stages"):
         run_scos_stage(make_cfg("train", [f"scos={scos}"]), dm, model, trainer, seed=0)
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     lines = [line for line in lines if line.startswith("SCOS merged")]
@@ -285,7 +285,7 @@ def test_model_configs_set_the_monitored_metric_for_any_dataset(make_cfg, overri
 def test_small_training_sets_get_min_steps(make_cfg, n_train, overrides, epochs):
     """model.min_steps (walk model): max_epochs rises to ceil(min_steps / batches per epoch)
     when the configured epochs give fewer steps."""
-    from lokg.stages import stretch_epochs_to_min_steps
+    from lokg.train_stages import stretch_epochs_to_min_steps
 
     cfg = make_cfg("train", ["experiment=train_walk", *overrides])
     dm = SimpleNamespace(questions={"train": [None] * n_train}, batch_size=32)

@@ -1,4 +1,4 @@
-"""Text evidence under the budget, and the per-question LLM ledger of a method.
+"""Text evidence under the budget: passages and text blocks cut to B tokens.
 
 Every method's evidence passes the same gate as LOKG's: at most B tokens of the encoder's
 tokenizer, counted on the exact string placed in the prompt. Methods whose evidence is
@@ -11,20 +11,18 @@ triples go through an :class:`~lokg.ittc.encoder.Encoder`; methods whose evidenc
   context builder stops at the first report that overflows), the first one cut by
   :func:`cut_to_budget` when not even it fits.
 
-:func:`add_accounting` sums two ``CallLedger.as_dict()`` records (the retriever's calls and
-the reader's), so calls/q and tok/q count every call a method makes for a question.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from lokg.ittc.encoder import EncodedContext
 from lokg.tokens import Budget, Tokenizer
 
-__all__ = ["add_accounting", "cut_to_budget", "encode_passages", "text_context"]
+__all__ = ["cut_to_budget", "encode_passages", "text_context"]
 
 #: separator between passages in the evidence block
 PASSAGE_SEPARATOR = "\n\n"
@@ -106,12 +104,3 @@ def encode_passages(
     if not kept and passages:
         text = cut_to_budget(tokenizer, passages[0], budget)
     return text_context(tokenizer, text, budget, tokenizer.count(full), "passages")
-
-
-def add_accounting(*ledgers: Mapping[str, int | float] | None) -> dict[str, int | float]:
-    """Key-wise sum of ``CallLedger.as_dict()`` records (missing keys count 0)."""
-    out: dict[str, int | float] = {}
-    for ledger in ledgers:
-        for key, value in (ledger or {}).items():
-            out[key] = out.get(key, 0) + value
-    return out

@@ -1,6 +1,6 @@
-"""lokg.paper: the paper's settings and the departures a config makes from them."""
+"""lokg.paper_settings: the paper's settings and the departures a config makes from them."""
 
-from lokg.paper import PAPER_SETTINGS, departures
+from lokg.paper_settings import PAPER_SETTINGS, departures
 
 
 def _paper_cfg() -> dict:
@@ -49,7 +49,7 @@ def test_a_missing_key_of_the_papers_component_is_a_departure():
 
 
 def test_a_gat_trained_otherwise_departs_from_the_paper():
-    from lokg.paper import PAPER_GAT_SETTINGS, gat_departures
+    from lokg.paper_settings import PAPER_GAT_SETTINGS, gat_departures
 
     model = {k.split(".", 1)[1]: v for k, v in PAPER_GAT_SETTINGS.items()}
     assert gat_departures({"model": model}) == []
@@ -82,7 +82,7 @@ def test_a_guard_beyond_the_paper_departs_when_set_not_when_absent():
 
 
 def test_the_transe_export_departs_unless_it_is_the_100th_epoch():
-    from lokg.paper import transe_departures
+    from lokg.paper_settings import transe_departures
 
     # transe.json as train.py writes it (0-based epochs): the best val/mrr at epoch 18 of 100
     best = {"selected": "best", "epoch": 18, "last_epoch": 99, "monitor": "val/mrr"}
