@@ -80,12 +80,12 @@ def learned_latency(kg: KnowledgeGraph, walk_model: str, qs, others) -> dict | N
         model_dir = found
     cfg = compose_config("evaluate", ["retriever=learned"], os.getcwd())
     factory = hydra.utils.instantiate(cfg.retriever)
-    encoder = hydra.utils.instantiate(cfg.embedder)
+    embedder = hydra.utils.instantiate(cfg.embedder)
     t0 = time.perf_counter()
     kg.steps_by_relation(True)  # built once per graph on the first walk: timed apart
     index_s = time.perf_counter() - t0
     stats, found = _latency(
-        lambda: factory(kg=kg, encoder=encoder, model_dir=model_dir), qs, others
+        lambda: factory(kg=kg, embedder=embedder, model_dir=model_dir), qs, others
     )
     return {
         "model": model_dir.name,
@@ -130,20 +130,20 @@ def main() -> None:
         os.getcwd(),
     )
     factory = hydra.utils.instantiate(cfg.retriever)
-    enc = RandomEncoder(model_id="bench/random")
+    embedder = RandomEncoder(model_id="bench/random")
     t0 = time.perf_counter()
     kg = KnowledgeGraph(ents, rels, ids, name=f"synthetic-{args.triples}")
     t_graph = time.perf_counter() - t0
     _ = (kg.relation_tail_entropy, kg.in_degree, kg.in_relation_diversity)
     t_stats = time.perf_counter() - t0 - t_graph
-    factory(kg=kg, encoder=enc)
+    factory(kg=kg, embedder=embedder)
     build_s = time.perf_counter() - t0
     t_retriever = build_s - t_graph - t_stats
 
     rng = np.random.default_rng(0)
     qs = synthetic_questions(kg, args.queries, rng)
     others = synthetic_questions(kg, 16, rng)
-    stats, found = _latency(lambda: factory(kg=kg, encoder=enc), qs, others)
+    stats, found = _latency(lambda: factory(kg=kg, embedder=embedder), qs, others)
     learned = learned_latency(kg, args.walk_model, qs, others) if args.walk_model else None
     out = {
         "triples": int(kg.num_triples),

@@ -226,7 +226,7 @@ def _scos(kg: KnowledgeGraph, module, cfg, **overrides) -> tuple[SCOSResult, flo
     return result, time.perf_counter() - start
 
 
-_ENCODER: list = []
+_EMBEDDER: list = []
 
 
 def _names(kg: KnowledgeGraph) -> np.ndarray:
@@ -238,10 +238,10 @@ def _names(kg: KnowledgeGraph) -> np.ndarray:
     from lokg.config import compose_config
     from lokg.scos.names import name_embeddings
 
-    if not _ENCODER:
+    if not _EMBEDDER:
         cfg = compose_config("evaluate", ["experiment=lokg"], ".")
-        _ENCODER.append(hydra.utils.instantiate(cfg.embedder))
-    return name_embeddings(kg.relations.labels, _ENCODER[0])
+        _EMBEDDER.append(hydra.utils.instantiate(cfg.embedder))
+    return name_embeddings(kg.relations.labels, _EMBEDDER[0])
 
 
 def _signals_line(

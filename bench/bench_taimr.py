@@ -246,10 +246,10 @@ def latency(args: argparse.Namespace) -> None:
     art = graph_artifacts(cfg, dm, plan)
     need_walk = "model_dir" in plan.needs
     # in memory only, so the questions are new to it; entity names embedded beforehand
-    encoder = hydra.utils.instantiate(cfg.embedder, cache_dir=None)
+    embedder = hydra.utils.instantiate(cfg.embedder, cache_dir=None)
     names = [art.kg.entity_name(e) for e in range(art.kg.num_entities)]
-    encoder.encode(names, kind="passage", desc="embedding entity names (construction)")
-    given = services_of(plan, embedder=encoder, datamodule=dm, reader=None)
+    embedder.encode(names, kind="passage", desc="embedding entity names (construction)")
+    given = services_of(plan, embedder=embedder, datamodule=dm, reader=None)
     given.update(artifacts_of(plan, art))
     train = dm.questions["train"]
 
@@ -259,7 +259,7 @@ def latency(args: argparse.Namespace) -> None:
     stats, found = _latency(make, questions, train)
     print(
         f"{dm.name}/{args.split} ({art.kg.num_triples} triples, experiment={args.experiment}, "
-        f"{_retriever_settings(cfg)}, {encoder.model_id}, n={len(questions)}, answers found "
+        f"{_retriever_settings(cfg)}, {embedder.model_id}, n={len(questions)}, answers found "
         f"for {found}): {_fmt(stats)}",
         flush=True,
     )
@@ -270,19 +270,21 @@ def latency(args: argparse.Namespace) -> None:
         build = time.perf_counter() - t0
         # no GAT is trained on the synthetic graph: uniform attention there; the walk model
         # of this dataset applies to it as to any unseen KG (through relation names, no
-        # TransE e_r), with the encoder it was trained with; otherwise a hash-random encoder,
+        # TransE e_r), with the embedder it was trained with; otherwise a hash-random embedder,
         # so that the search is timed and not a transformer
         uniform = {"attention": "uniform"} if "attention" in cfg.retriever else {}
         big_walk = {"model_dir": art.walk_dir} if need_walk else {}
-        renc = encoder if need_walk else RandomEncoder(model_id="bench/random")
+        big_embedder = embedder if need_walk else RandomEncoder(model_id="bench/random")
         big_factory = hydra.utils.instantiate(cfg.retriever, **uniform)
         qs = synthetic_questions(big, args.synthetic_queries, rng)
         others = synthetic_questions(big, 16, rng)
-        stats, found = _latency(lambda: big_factory(kg=big, encoder=renc, **big_walk), qs, others)
+        stats, found = _latency(
+            lambda: big_factory(kg=big, embedder=big_embedder, **big_walk), qs, others
+        )
         print(
             f"{big.name} ({big.num_triples} triples, {_retriever_settings(cfg, **uniform)}, "
-            f"{renc.model_id} encoder, n={len(qs)}, answers found for {found}, graph built in "
-            f"{build:.1f}s): {_fmt(stats)}",
+            f"{big_embedder.model_id} encoder, n={len(qs)}, answers found for {found}, "
+            f"graph built in {build:.1f}s): {_fmt(stats)}",
             flush=True,
         )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -332,7 +334,7 @@ def _walk_train_step(kg: KnowledgeGraph, n: int) -> None:
     g = torch.Generator().manual_seed(0)
     lm = None
     if module.hparams.question_encoder == "finetune":
-        lm = QuestionLM.from_encoder(embedder, module.hparams.encoder_trainable_layers)
+        lm = QuestionLM.from_embedder(embedder, module.hparams.encoder_trainable_layers)
     module.set_graph(
         kg,
         torch.randn(kg.num_entities, d, generator=g),

@@ -10,8 +10,8 @@ in :data:`RETRIEVERS`, keyed by the builder:
 - ``kg``, which every retriever takes: the run's graph (SCOS's G*, or the KG as given with
   ``scos=off``, with the inverse edges of ``data.source.inverse``), or, on a dataset with one
   subgraph per question, each question's (:func:`retriever_over`);
-- the call-time services of :data:`SERVICES`: the sentence encoder, the training questions,
-  the reader's chat client;
+- the call-time services of :data:`SERVICES`: the sentence encoder (``embedder``), the
+  training questions, the reader's chat client;
 - the offline artifacts of :data:`ARTIFACTS`: the trained GAT's attention, the walk model,
   TransE's relation embeddings, the answer GAT.
 
@@ -78,7 +78,7 @@ __all__ = [
 
 #: call-time services a builder may declare, by keyword argument
 SERVICES = {
-    "encoder": "the sentence encoder (``embedder=``)",
+    "embedder": "the sentence encoder (``embedder=``)",
     "train_questions": "the training split's questions",
     "chat": "the reader's chat client (a retriever that calls the LLM: ToG, GraphRAG)",
 }
@@ -130,19 +130,19 @@ class Declaration:
 #: builders' signatures and the configs: tests/test_assemble.py)
 RETRIEVERS: dict[Callable[..., Retriever], Declaration] = {
     build_taimr: Declaration(
-        services=("encoder", "train_questions"),
+        services=("embedder", "train_questions"),
         artifacts=("edge_log_alpha",),
         when={"edge_log_alpha": lambda s: s["attention"] == "gat"},
     ),
-    build_semantic: Declaration(services=("encoder",)),
+    build_semantic: Declaration(services=("embedder",)),
     build_learned: Declaration(
-        services=("encoder",),
+        services=("embedder",),
         artifacts=("model_dir", "relation_embeddings", "rerank"),
         when={"rerank": lambda s: s["rerank"] is not None},
     ),
-    build_kaping: Declaration(services=("encoder",)),
-    build_tog: Declaration(services=("encoder", "chat")),
-    build_graphrag: Declaration(services=("encoder", "chat")),
+    build_kaping: Declaration(services=("embedder",)),
+    build_tog: Declaration(services=("embedder", "chat")),
+    build_graphrag: Declaration(services=("embedder", "chat")),
     build_bfs: Declaration(),
     build_oracle: Declaration(),
     build_none: Declaration(),
@@ -245,7 +245,7 @@ def prepared_datamodule(cfg, stage: str = "test"):
 def services_of(plan: RetrieverPlan, *, embedder, datamodule, reader) -> dict[str, Any]:
     """The services ``plan`` needs, by name (:data:`SERVICES`)."""
     available = {
-        "encoder": lambda: embedder,
+        "embedder": lambda: embedder,
         "train_questions": lambda: datamodule.questions.get("train", []),
         "chat": lambda: _chat_client(reader),
     }

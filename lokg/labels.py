@@ -9,7 +9,7 @@ into the label a run is recorded under, so that no table calls a run what it is 
 - the ablation is the module that is really off (``scos=off`` → ``no_scos``, the naive encoder
   → ``no_ittc``); a label the config contradicts, two modules off at once, or an ablation of a
   baseline is an input error naming the keys;
-- ``experiment=paper`` whose settings depart from the paper beyond the offline encoder, the
+- ``experiment=paper`` whose settings depart from the paper beyond the offline embedder, the
   shared TransE checkpoint, the added inverse edges and its ablation is recorded as
   ``paper+overrides`` (method ``<method> + overrides``).
 
@@ -34,7 +34,7 @@ from lokg.paper_settings import departures, gat_departures, transe_departures
 
 __all__ = ["RunLabel", "artifact_departures", "run_label"]
 
-#: departures a run may list and still be recorded as the paper: the offline encoder, the
+#: departures a run may list and still be recorded as the paper: the offline embedder, the
 #: TransE checkpoint both configurations share, the added inverse edges the paper's search
 #: runs on (docs/DESIGN.md) and the ablated module
 _PAPER_SHARED = ("embedder.model_id", "transe.export", "data.source.inverse")

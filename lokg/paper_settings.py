@@ -7,7 +7,7 @@ searches: the paper's out-edge search runs on the KG with the inverse edges of
 configuration is ours. :func:`departures` lists, key by key, where a config differs; every run
 prints the list, stores it in its summary and logs it to W&B, so no number is ever labelled
 "paper settings" by mistake. E5 cannot be loaded on an offline machine: a run with the bundled
-MiniLM encoder lists that as a departure too.
+MiniLM embedder lists that as a departure too.
 """
 
 from __future__ import annotations

@@ -137,7 +137,7 @@ def _built_model(cfg: DictConfig, datamodule) -> _Fit:
     build = hydra.utils.instantiate(cfg.model, _partial_=True)
     is_class = isinstance(build.func, type)
     if is_class and issubclass(build.func, GATModule):
-        # the GAT runs on SCOS's compressed graph, with encoder node features
+        # the GAT runs on SCOS's compressed graph, with the embedder's node features
         embedder = _embedder(cfg)
         gat_art, sizes = train_stages.prepare_gat(cfg, datamodule, embedder)
         model = build(**sizes)
@@ -145,7 +145,7 @@ def _built_model(cfg: DictConfig, datamodule) -> _Fit:
         return _Fit(model, "gat", gat_art=gat_art, feats=feats)
     if is_class and issubclass(build.func, WalkModule):
         # the walk model: SCOS's graph as given (it walks both directions by itself, so no
-        # added inverse edge), encoder features, TransE's merged e_r
+        # added inverse edge), the embedder's features, TransE's merged e_r
         embedder = _embedder(cfg)
         walk_art = train_stages.prepare_gat(cfg, datamodule, embedder)[0].own_edges()
         model = build(num_relations=walk_art.kg.num_relations)

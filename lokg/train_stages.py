@@ -168,19 +168,20 @@ def scos_stage_dir(cfg: DictConfig, datamodule, seed: int) -> Path:
     """Where TransE + SCOS for this graph and config live: ``<artifacts>/kg/<kg fp>/scos-<key>``.
 
     The key hashes what the result depends on: the model, epochs, SCOS settings, seed and the
-    held-out triple split (fraction and seed), and with ``scos.min_name_cosine`` the encoder
+    held-out triple split (fraction and seed), and with ``scos.min_name_cosine`` the embedder
     that embeds the relation names -- not the questions, so every question file over the same
-    KG finds the same directory.
+    KG finds the same directory. (That entry keeps its old name, ``name_encoder``, because
+    the key hashes it.)
     """
     split = {"triple_val_fraction": datamodule.triple_val_fraction, "seed": datamodule.split_seed}
-    names = name_encoder(cfg)
+    names = name_embedder(cfg)
     key = training_key(cfg, cfg.scos, seed, split, *([{"name_encoder": names}] if names else []))
     return stage_dir(kg_store(datamodule.artifacts_root, datamodule.kg), "scos", key)
 
 
-def name_encoder(cfg: DictConfig) -> str | None:
-    """The model id of the encoder SCOS's name guard reads (``embedder.model_id``), or ``None``
-    when ``scos.min_name_cosine`` is not set (names are not read)."""
+def name_embedder(cfg: DictConfig) -> str | None:
+    """The model id of the sentence encoder SCOS's name guard reads (``embedder.model_id``),
+    or ``None`` when ``scos.min_name_cosine`` is not set (names are not read)."""
     scos = cfg.get("scos")
     if scos is None or scos.get("min_name_cosine") is None or scos.get("mode") == "off":
         return None
@@ -266,7 +267,7 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
     them; it becomes the latest ``scos`` artifact of the dataset. With
     ``scos.min_name_cosine`` the relation names are embedded by ``cfg.embedder``
     (:func:`lokg.scos.names.name_embeddings`; its model id is recorded as
-    ``name_encoder_used``). Each merge whose
+    ``name_encoder_used``, the name saved results already carry). Each merge whose
     contradiction rate exceeds ``scos_warn_contradiction`` is logged as a WARNING
     (:func:`warn_contradicted_merges`), whatever ``scos=``.
     """
@@ -277,13 +278,13 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
     exported = restore_best_checkpoint(model, trainer)
     print(exported.describe("TransE"), flush=True)
     embeddings = model.relation_embeddings()
-    encoder_id = name_encoder(cfg)
+    embedder_id = name_embedder(cfg)
     names = None
-    if encoder_id is not None:
+    if embedder_id is not None:
         import hydra
 
-        encoder = hydra.utils.instantiate(cfg.embedder)
-        names = name_embeddings(datamodule.kg.relations.labels, encoder)
+        embedder = hydra.utils.instantiate(cfg.embedder)
+        names = name_embeddings(datamodule.kg.relations.labels, embedder)
     result = compress(
         datamodule.kg,
         embeddings,
@@ -291,8 +292,8 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
         entity_embeddings=model.entity_embeddings(),
         relation_names=names,
     )
-    if encoder_id is not None:
-        result.config["name_encoder_used"] = encoder_id
+    if embedder_id is not None:
+        result.config["name_encoder_used"] = embedder_id
     print(result.format_report().splitlines()[0], flush=True)
     warn_contradicted_merges(result.report, result.inverse_report, threshold)
     out = scos_stage_dir(cfg, datamodule, seed)
@@ -336,7 +337,8 @@ def prepare_gat(cfg: DictConfig, datamodule, embedder) -> tuple[GraphArtifacts, 
 
 
 def attach_gat_graph(model, art: GraphArtifacts, embedder) -> torch.Tensor:
-    """``model.set_graph`` with node features, TransE relation embeddings and the encoder."""
+    """``model.set_graph`` with node features, TransE relation embeddings and the question
+    encoder (``embedder``'s query vectors)."""
     feats = entity_features(embedder, art.kg)
     rel = transe_relations(model, art)
 
@@ -409,7 +411,7 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
     if model.hparams.question_encoder == "finetune":
         from lokg.nn.question_encoder import QuestionLM
 
-        question_lm = QuestionLM.from_encoder(embedder, model.hparams.encoder_trainable_layers)
+        question_lm = QuestionLM.from_embedder(embedder, model.hparams.encoder_trainable_layers)
     model.set_graph(art.kg, feats, rel, names, query_encoder, token_encoder, question_lm)
 
 
@@ -493,7 +495,7 @@ def _joint_items(cfg: DictConfig, datamodule, embedder, art: GraphArtifacts) -> 
 
     m = cfg.model
     retriever = retriever_over(
-        datamodule, art, build_learned, encoder=embedder, model_dir=art.walk_dir,
+        datamodule, art, build_learned, embedder=embedder, model_dir=art.walk_dir,
         relation_embeddings=art.relation_embeddings, k_top="auto", k_max=int(m.max_candidates),
         fallback="none",
     )  # fmt: skip

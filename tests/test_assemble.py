@@ -44,7 +44,7 @@ def parameters(builder) -> dict[str, inspect.Parameter]:
 
 
 @pytest.fixture
-def encoder() -> SentenceEncoder:
+def embedder() -> SentenceEncoder:
     """A sentence encoder that nothing here asks to encode (building a retriever does not)."""
     return SentenceEncoder(model_id="test/unused")
 
@@ -82,17 +82,17 @@ def test_encoders_and_readers_are_built_from_their_settings_alone(make_cfg, grou
 def test_what_is_needed_follows_the_settings(make_cfg):
     # TAIMR reads the trained GAT's attention only with attention=gat (Eq. (16)'s alpha)
     paper = retriever_plan(make_cfg("evaluate", ["retriever=taimr"]).retriever)
-    assert paper.needs == {"encoder", "train_questions", "edge_log_alpha"}
+    assert paper.needs == {"embedder", "train_questions", "edge_log_alpha"}
     uniform = make_cfg("evaluate", ["retriever=taimr", "retriever.attention=uniform"])
-    assert retriever_plan(uniform.retriever).needs == {"encoder", "train_questions"}
+    assert retriever_plan(uniform.retriever).needs == {"embedder", "train_questions"}
     # the learned walk: its model and TransE's e_r; the answer GAT only when one is named
     learned = retriever_plan(make_cfg("evaluate", ["retriever=learned"]).retriever)
-    assert learned.needs == {"encoder", "model_dir", "relation_embeddings"}
+    assert learned.needs == {"embedder", "model_dir", "relation_embeddings"}
     gat = retriever_plan(make_cfg("evaluate", ["retriever=learned_gat"]).retriever)
     assert gat.needs == learned.needs | {"rerank"}
     # ToG calls the LLM; BFS needs nothing but the graph; uses_llm is not a setting of ToG
     tog = retriever_plan(make_cfg("evaluate", ["baseline=tog"]).retriever)
-    assert tog.needs == {"encoder", "chat"} and "uses_llm" not in tog.settings
+    assert tog.needs == {"embedder", "chat"} and "uses_llm" not in tog.settings
     assert retriever_plan(make_cfg("evaluate", ["retriever=bfs"]).retriever).needs == set()
 
 
@@ -105,37 +105,37 @@ def test_settings_are_the_configs_resolved_without_the_composition_keys(make_cfg
 
 
 def test_a_declaration_names_only_known_inputs():
-    assert set(SERVICES) == {"encoder", "train_questions", "chat"}
+    assert set(SERVICES) == {"embedder", "train_questions", "chat"}
     assert set(ARTIFACTS) == {"edge_log_alpha", "model_dir", "relation_embeddings", "rerank"}
     with pytest.raises(ValueError, match=r"^declared input 'gat'; expected one of"):
         Declaration(artifacts=("gat",))
     with pytest.raises(ValueError, match=r"^declared condition on 'rerank', which is not"):
-        Declaration(services=("encoder",), when={"rerank": lambda s: True})
+        Declaration(services=("embedder",), when={"rerank": lambda s: True})
 
 
 # ------------------------------------------------------------------ given exactly that
-def test_a_builder_given_an_undeclared_input_fails_loudly(family, encoder, make_cfg):
+def test_a_builder_given_an_undeclared_input_fails_loudly(family, embedder, make_cfg):
     plan = retriever_plan(make_cfg("evaluate", ["retriever=semantic"]).retriever)
-    assert plan.name == "build_semantic" and plan.needs == {"encoder"}
-    with pytest.raises(ValueError, match=r"^build_semantic declares \['encoder'\], was given "):
-        plan.make(family, encoder=encoder, train_questions=[])
-    with pytest.raises(ValueError, match=r"declares \['encoder'\], was given \[\]$"):
+    assert plan.name == "build_semantic" and plan.needs == {"embedder"}
+    with pytest.raises(ValueError, match=r"^build_semantic declares \['embedder'\], was given "):
+        plan.make(family, embedder=embedder, train_questions=[])
+    with pytest.raises(ValueError, match=r"declares \['embedder'\], was given \[\]$"):
         plan.make(family)  # nor one short
     # the builder itself takes no **kwargs: a key it does not take is a TypeError, not ignored
     with pytest.raises(TypeError, match="train_questions"):
-        build_semantic(family, encoder, train_questions=[])
+        build_semantic(family, embedder, train_questions=[])
     with pytest.raises(TypeError, match="edge_log_alpha"):
         BFSRetriever(family, edge_log_alpha=None)
-    assert plan.make(family, encoder=encoder).k_top == 20  # given exactly its declaration
+    assert plan.make(family, embedder=embedder).k_top == 20  # given exactly its declaration
 
 
-def test_taimr_is_given_the_attention_it_declares(family, encoder, make_cfg):
+def test_taimr_is_given_the_attention_it_declares(family, embedder, make_cfg):
     plan = retriever_plan(make_cfg("evaluate", ["retriever=taimr"]).retriever)
     alpha = uniform_log_attention(family)
-    built = plan.make(family, encoder=encoder, train_questions=[], edge_log_alpha=alpha)
+    built = plan.make(family, embedder=embedder, train_questions=[], edge_log_alpha=alpha)
     assert built.k_top == 20 and built.max_hops == 3  # Table 3's K_top and L
     with pytest.raises(ValueError, match="needs edge_log_alpha"):
-        build_taimr(family, encoder)  # attention=gat by default, and no alpha given
+        build_taimr(family, embedder)  # attention=gat by default, and no alpha given
 
 
 def test_a_setting_resolved_into_an_artifact_is_replaced_by_it(family):
@@ -161,16 +161,16 @@ def test_uses_llm_on_a_retriever_that_does_not_call_it_is_one_line(make_cfg):
     assert COMPOSITION_KEYS == ("uses_llm",)  # read by the composition root, not the builder
 
 
-def test_tog_is_given_the_chat_client_it_declares(family, encoder):
+def test_tog_is_given_the_chat_client_it_declares(family, embedder):
     class Chat:
         def chat(self, messages, ledger=None, max_tokens=None):
             raise AssertionError("not called while building")
 
     chat = Chat()
-    tog = build_tog(family, encoder, chat, width=2)
+    tog = build_tog(family, embedder, chat, width=2)
     assert tog.chat is chat and (tog.width, tog.depth) == (2, 3)  # ToG's N and D
     with pytest.raises(ValueError, match=r"^retriever\.width must be >= 1, got 0$"):
-        build_tog(family, encoder, chat, width=0)
+        build_tog(family, embedder, chat, width=0)
 
 
 # ------------------------------------------------------------------ the budget boundary

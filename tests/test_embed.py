@@ -29,20 +29,20 @@ def test_mean_pool_ignores_padding():
 
 
 def test_prefixes_are_applied_per_kind():
-    enc = CountingEncoder(query_prefix="query: ", passage_prefix="passage: ")
-    enc.encode(["who"], kind="query")
-    enc.encode(["paris"], kind="passage")
-    assert enc.seen == ["query: who", "passage: paris"]
+    embedder = CountingEncoder(query_prefix="query: ", passage_prefix="passage: ")
+    embedder.encode(["who"], kind="query")
+    embedder.encode(["paris"], kind="passage")
+    assert embedder.seen == ["query: who", "passage: paris"]
     with pytest.raises(ValueError, match="kind must be one of"):
-        enc.encode(["x"], kind="document")
+        embedder.encode(["x"], kind="document")
 
 
 def test_repeated_texts_are_encoded_once_and_cache_persists(tmp_path):
-    enc = CountingEncoder(cache_dir=tmp_path, batch_size=2)
-    out = enc.encode(["ab", "c", "ab", "def"])
+    embedder = CountingEncoder(cache_dir=tmp_path, batch_size=2)
+    out = embedder.encode(["ab", "c", "ab", "def"])
     assert out.shape == (4, 2)
     assert np.allclose(out[0], out[2])
-    assert enc.seen == ["ab", "c", "def"]
+    assert embedder.seen == ["ab", "c", "def"]
     assert np.allclose(np.linalg.norm(out, axis=1), 1.0)
     again = CountingEncoder(cache_dir=tmp_path)
     assert np.allclose(again.encode(["def", "ab"]), out[[3, 0]])
@@ -58,14 +58,14 @@ def test_single_string_is_rejected():
 
 
 def test_model_is_not_loaded_at_construction():
-    enc = SentenceEncoder()
-    assert enc._model is None
+    embedder = SentenceEncoder()
+    assert embedder._model is None
 
 
 @pytest.mark.slow
 def test_bundled_minilm_ranks_paraphrase_first():
-    enc = SentenceEncoder()
-    vecs = enc.encode(["spouse", "husband or wife", "place of birth"])
+    embedder = SentenceEncoder()
+    vecs = embedder.encode(["spouse", "husband or wife", "place of birth"])
     assert vecs.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2]
@@ -74,27 +74,27 @@ def test_bundled_minilm_ranks_paraphrase_first():
 def test_promised_output_dim_is_checked_against_the_model():
     from lokg.embed import SentenceEncoder
 
-    enc = SentenceEncoder(output_dim=768)  # the bundled MiniLM gives 384-d vectors
+    embedder = SentenceEncoder(output_dim=768)  # the bundled MiniLM gives 384-d vectors
     with pytest.raises(ValueError, match="gives 384-d vectors, but embedder.output_dim is 768"):
-        enc.encode(["berlin"])
+        embedder.encode(["berlin"])
 
 
 def test_a_progress_bar_shows_when_many_texts_miss_the_cache(monkeypatch, capsys):
     import lokg.embed
 
     monkeypatch.setattr(lokg.embed, "PROGRESS_MIN_TEXTS", 4)
-    enc = CountingEncoder(batch_size=2)
-    enc.encode(["a", "b", "c"], desc="embedding entity names")  # below the threshold
+    embedder = CountingEncoder(batch_size=2)
+    embedder.encode(["a", "b", "c"], desc="embedding entity names")  # below the threshold
     assert capsys.readouterr().err == ""
-    enc.encode(["a", "b", "c", "d", "e", "f"], desc="embedding entity names")  # 3 misses
+    embedder.encode(["a", "b", "c", "d", "e", "f"], desc="embedding entity names")  # 3 misses
     assert capsys.readouterr().err == ""
-    enc.encode([f"x{i}" for i in range(5)], desc="embedding entity names")
+    embedder.encode([f"x{i}" for i in range(5)], desc="embedding entity names")
     err = capsys.readouterr().err
     assert "embedding entity names" in err and "5/5" in err
-    enc.encode([f"y{i}" for i in range(4)], kind="query")
+    embedder.encode([f"y{i}" for i in range(4)], kind="query")
     assert "embedding query texts" in capsys.readouterr().err  # the default label
-    enc.show_progress = False  # trainer.enable_progress_bar=false
-    enc.encode([f"z{i}" for i in range(5)], desc="embedding entity names")
+    embedder.show_progress = False  # trainer.enable_progress_bar=false
+    embedder.encode([f"z{i}" for i in range(5)], desc="embedding entity names")
     assert capsys.readouterr().err == ""
 
 
@@ -103,18 +103,18 @@ def test_token_embeddings_are_the_word_pieces_the_fine_tuned_copy_starts_from():
     the same states the walk model's trainable copy (QuestionLM) gives before training."""
     from lokg.nn.question_encoder import QuestionLM
 
-    enc = SentenceEncoder()
+    embedder = SentenceEncoder()
     texts = ["what is the nationality of alice 's spouse ?", "who ?"]
-    rows = enc.encode_tokens(texts)
-    lm = QuestionLM.from_encoder(enc)
+    rows = embedder.encode_tokens(texts)
+    lm = QuestionLM.from_embedder(embedder)
     pooled, hidden, mask = lm.encode(texts)
     for i, text in enumerate(texts):
-        assert rows[i].shape == (len(lm.tokenizer.tokenize(text)), enc.dim)
+        assert rows[i].shape == (len(lm.tokenizer.tokenize(text)), embedder.dim)
         assert rows[i] == pytest.approx(hidden[i][mask[i]].numpy(), abs=1e-4)
-    # the copy's pooled vector is the frozen encoder's sentence vector
-    assert pooled.numpy() == pytest.approx(enc.encode(texts, kind="query"), abs=1e-5)
+    # the copy's pooled vector is the frozen embedder's sentence vector
+    assert pooled.numpy() == pytest.approx(embedder.encode(texts, kind="query"), abs=1e-5)
     with pytest.raises(TypeError):
-        enc.encode_tokens("one string")
+        embedder.encode_tokens("one string")
 
 
 def test_fine_tuning_the_top_layers_runs_them_on_cached_frozen_states():

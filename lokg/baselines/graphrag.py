@@ -310,7 +310,7 @@ class GraphRAGRetriever(Retriever):
 
     Args:
         kg: the graph (original vocabulary).
-        encoder: sentence encoder ranking communities against the question.
+        embedder: sentence encoder ranking communities against the question.
         chat: the chat client writing the reports (the pipeline passes the reader's).
         max_hops: neighbourhood depth (3, as TAIMR's L).
         node_limit: nodes of the entity graph (Table 4: 2,000).
@@ -335,7 +335,7 @@ class GraphRAGRetriever(Retriever):
     def __init__(
         self,
         kg: KnowledgeGraph,
-        encoder: SentenceEncoder,
+        embedder: SentenceEncoder,
         chat: ChatClient,
         *,
         max_hops: int = 3,
@@ -376,7 +376,7 @@ class GraphRAGRetriever(Retriever):
                 f"sum to <= 1, got {community_prop} and {text_unit_prop}"
             )
         self.kg = kg
-        self.encoder = encoder
+        self.embedder = embedder
         self.chat = chat
         self.max_hops = max_hops
         self.node_limit = node_limit
@@ -483,9 +483,9 @@ class GraphRAGRetriever(Retriever):
         rest = [e for e in graph.nodes if e not in taken]
         if not rest or self.top_k_entities == 0:
             return included
-        q = self.encoder.encode([question.text], kind="query")[0]
+        q = self.embedder.encode([question.text], kind="query")[0]
         names = [self.kg.entity_name(e) for e in rest]
-        sims = self.encoder.encode(names, kind="passage") @ q  # [N]
+        sims = self.embedder.encode(names, kind="passage") @ q  # [N]
         top = np.argsort(-sims, kind="stable")[: self.top_k_entities]
         return included + [rest[i] for i in top.tolist()]
 
@@ -506,9 +506,9 @@ class GraphRAGRetriever(Retriever):
     def _ranked_reports(self, question: Question, communities: list[Community],
                         index: dict, accounting: dict) -> list[tuple[Community, str]]:  # fmt: skip
         """``reports``: the top ``top_communities`` by similarity of their triples."""
-        q = self.encoder.encode([question.text], kind="query")[0]
+        q = self.embedder.encode([question.text], kind="query")[0]
         texts = [self.community_text(c) for c in communities]
-        sims = self.encoder.encode(texts, kind="passage") @ q  # [C]
+        sims = self.embedder.encode(texts, kind="passage") @ q  # [C]
         out = []
         for i in np.argsort(-sims, kind="stable")[: self.top_communities].tolist():
             text, cost, fresh = self.report(communities[i])

@@ -11,7 +11,7 @@ triples, top K = 20.
   ``max_hops`` hops (breadth first, at most ``pool_limit``), ranked by cosine similarity of
   the verbalised triple to the question (the sentence encoder's unit vectors, so the dot
   product); top ``k_top``. Triple embeddings are kept per triple id across questions (and
-  the encoder's disk cache keeps them across runs).
+  the embedder's disk cache keeps them across runs).
 - :class:`KAPINGEncoder` (``encoder=kaping``): the ranked triples as ``(s, r, o)`` lines, cut
   at B at a line boundary (KAPING has no compression; the harness enforces B).
 """
@@ -48,7 +48,7 @@ class KAPINGRetriever(Retriever):
 
     Args:
         kg: the graph (the original vocabulary: baselines run without SCOS).
-        encoder: the sentence encoder (E5 in the paper; MiniLM offline).
+        embedder: the sentence encoder (E5 in the paper; MiniLM offline).
         max_hops: neighbourhood hops (Table 4: 1).
         k_top: facts kept (Table 4: 20).
         pool_limit: candidate facts considered (Table 4: 200).
@@ -60,7 +60,7 @@ class KAPINGRetriever(Retriever):
     def __init__(
         self,
         kg: KnowledgeGraph,
-        encoder: SentenceEncoder,
+        embedder: SentenceEncoder,
         *,
         max_hops: int = 1,
         k_top: int = 20,
@@ -71,7 +71,7 @@ class KAPINGRetriever(Retriever):
         if direction not in DIRECTIONS:
             raise ValueError(f"retriever.direction={direction!r}; expected one of {DIRECTIONS}")
         self.kg = kg
-        self.encoder = encoder
+        self.embedder = embedder
         self.max_hops = max_hops
         self.k_top = k_top
         self.pool_limit = pool_limit
@@ -87,7 +87,7 @@ class KAPINGRetriever(Retriever):
         missing = [t for t in triple_ids if t not in self._vectors]
         if missing:
             lines = [kaping_line(self.kg, self.kg.triples_np[t]) for t in missing]
-            vecs = self.encoder.encode(lines, kind="passage")
+            vecs = self.embedder.encode(lines, kind="passage")
             for t, v in zip(missing, vecs, strict=True):
                 self._vectors[t] = v
         return np.stack([self._vectors[t] for t in triple_ids])
@@ -98,7 +98,7 @@ class KAPINGRetriever(Retriever):
         pool = self.pool(topic_ids)
         if not pool:
             return RetrievalResult(self.kg, topics=topics, unknown_topics=unknown)
-        q_vec = self.encoder.encode([question.text], kind="query")[0]  # [d]
+        q_vec = self.embedder.encode([question.text], kind="query")[0]  # [d]
         sims = self.triple_vectors(pool) @ q_vec  # [N] cosine similarities
         order = np.argsort(-sims, kind="stable")[: self.k_top]
         paths, answers = [], {}

@@ -217,7 +217,7 @@ class ToGRetriever(Retriever):
 
     Args:
         kg: the graph (original vocabulary).
-        encoder: sentence encoder of the relation-pruning fallback (ToG's ``sentencebert``).
+        embedder: sentence encoder of the relation-pruning fallback (ToG's ``sentencebert``).
         chat: the chat client (the configured LLM; the pipeline passes the reader's).
         width: beam width N (ToG: 3).
         depth: maximum depth D (ToG: 3).
@@ -230,7 +230,7 @@ class ToGRetriever(Retriever):
     name = "tog"
 
     kg: KnowledgeGraph
-    encoder: SentenceEncoder
+    embedder: SentenceEncoder
     chat: ChatClient
     _: KW_ONLY
     width: int = 3
@@ -282,8 +282,8 @@ class ToGRetriever(Retriever):
 
     def similar_relations(self, question: Question, names: list[str]) -> list[tuple[str, float]]:
         """The fallback: ToG's ``sentencebert`` prune tool (top ``width`` by similarity)."""
-        q = self.encoder.encode([question.text], kind="query")[0]
-        sims = self.encoder.encode(names, kind="passage") @ q  # [R]
+        q = self.embedder.encode([question.text], kind="query")[0]
+        sims = self.embedder.encode(names, kind="passage") @ q  # [R]
         order = np.argsort(-sims, kind="stable")[: self.width]
         top = np.clip(sims[order], 0.0, None)
         scores = top / top.sum() if top.sum() > 0 else np.full(len(order), 1.0 / len(order))

@@ -70,7 +70,7 @@ class GATModule(pl.LightningModule):
             :meth:`set_graph`).
         query_conditioning: the option beyond the paper (off): question embedding in the
             attention logits; needs ``query_dim`` and a ``query_encoder``.
-        query_dim: size of question embeddings (the node encoder's, 384/768).
+        query_dim: size of question embeddings (the embedder's, 384/768).
         optimizer: a ``functools.partial`` of a torch optimizer (Hydra ``_partial_: true``);
             ``None`` = Adam(lr=1e-3).
     """

@@ -131,7 +131,7 @@ class WalkModule(pl.LightningModule):
     Args:
         num_relations: R of the graph (after SCOS).
         node_dim: d_v (384 MiniLM, 768 E5).  name_dim: size of relation-name embeddings
-            (the same encoder's; 0 = names not used).
+            (the same embedder's; 0 = names not used).
         transe_dim: d_r of TransE (64).
         hidden, heads, dropout: d' (128), M (4), 0.3 (Table 3).
         max_hops: L (3).  beam_width: paths kept per hop (64).  k_top: answers counted by
@@ -159,7 +159,7 @@ class WalkModule(pl.LightningModule):
             gets this many optimizer steps (:func:`lokg.train_stages.stretch_epochs_to_min_steps`).
         name_match: every hop logit also carries a learned-scale cosine between the hop's
             question context and the relation's name (:class:`WalkNet`); needs
-            ``name_dim`` equal to ``node_dim`` (one encoder).
+            ``name_dim`` equal to ``node_dim`` (one embedder).
         optimizer: ``functools.partial`` of a torch optimizer (``None`` = Adam 1e-3).
     """
 
@@ -385,7 +385,7 @@ class WalkModule(pl.LightningModule):
     # ------------------------------------------------------------------ forward
     def _encode(self, questions: Sequence[str]) -> tuple[Tensor, Tensor | None, Tensor | None]:
         """``(q [B, d_q], tokens [B, T, d_q] | None, mask [B, T] | None)`` of the questions,
-        by the fine-tuned encoder or the frozen one's cached vectors."""
+        by the fine-tuned question encoder or the frozen embedder's cached vectors."""
         assert self.query_encoder is not None or self.question_lm is not None
         device = self.relation_table.weight.device
         if self.question_lm is not None:

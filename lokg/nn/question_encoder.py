@@ -164,9 +164,11 @@ class QuestionLM(nn.Module):
         self.tokenizer.save_pretrained(directory)
 
     @classmethod
-    def from_encoder(cls, encoder, trainable_layers: int | None = None) -> QuestionLM:
-        """A trainable copy of a :class:`lokg.embed.SentenceEncoder`'s model."""
-        return cls(encoder.model_path, encoder.query_prefix, encoder.max_length, trainable_layers)
+    def from_embedder(cls, embedder, trainable_layers: int | None = None) -> QuestionLM:
+        """A trainable copy of the model of ``embedder`` (a :class:`lokg.embed.SentenceEncoder`)."""
+        return cls(
+            embedder.model_path, embedder.query_prefix, embedder.max_length, trainable_layers
+        )
 
     @torch.no_grad()
     def encode(self, texts: Sequence[str]) -> tuple[Tensor, Tensor, Tensor]:

@@ -299,7 +299,7 @@ def _merged(
     if config.min_name_cosine is not None and relation_names is None:
         raise ValueError(
             "scos.min_name_cosine needs the relation names' sentence embeddings: pass "
-            "relation_names=lokg.scos.names.name_embeddings(kg.relations.labels, encoder), "
+            "relation_names=lokg.scos.names.name_embeddings(kg.relations.labels, embedder), "
             "or set scos.min_name_cosine=null"
         )
     used_types = config.entity_types

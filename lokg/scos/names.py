@@ -24,7 +24,7 @@ a code passes.
 
 The embeddings come from the run's sentence encoder (``embedder``; the bundled MiniLM
 offline): :func:`name_embeddings` encodes the words once per relation.  The threshold is
-encoder-specific, chosen with MiniLM (docs/DESIGN.md, "Name guard").
+embedder-specific, chosen with MiniLM (docs/DESIGN.md, "Name guard").
 """
 
 from __future__ import annotations
@@ -61,13 +61,13 @@ def is_code(label: str) -> bool:
     return _WORD.search(name_words(label)) is None
 
 
-def name_embeddings(labels: Sequence[str], encoder) -> np.ndarray:
-    """``[R, d]`` float64 unit rows: ``encoder`` over :func:`name_words` of each label
-    (``encoder``: a :class:`lokg.embed.SentenceEncoder`, or anything with its ``encode``)."""
+def name_embeddings(labels: Sequence[str], embedder) -> np.ndarray:
+    """``[R, d]`` float64 unit rows: ``embedder`` over :func:`name_words` of each label
+    (``embedder``: a :class:`lokg.embed.SentenceEncoder`, or anything with its ``encode``)."""
     words = [name_words(label) for label in labels]
-    vecs = np.asarray(encoder.encode(words, kind="passage"), dtype=np.float64)
+    vecs = np.asarray(embedder.encode(words, kind="passage"), dtype=np.float64)
     if vecs.shape[0] != len(labels):
-        raise ValueError(f"name encoder gave {vecs.shape[0]} vectors for {len(labels)} names")
+        raise ValueError(f"the embedder gave {vecs.shape[0]} vectors for {len(labels)} names")
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)
     return vecs / np.where(norms > 0, norms, 1.0)
 

@@ -25,7 +25,7 @@ ATTENTION = ("gat", "uniform")
 
 def build_taimr(
     kg: KnowledgeGraph,
-    encoder: SentenceEncoder,
+    embedder: SentenceEncoder,
     *,
     edge_log_alpha: np.ndarray | None = None,
     train_questions: Iterable[Question] = (),
@@ -62,11 +62,11 @@ def build_taimr(
     cache = PathCache(kg, log_alpha, node_information_gain(kg), lambda_topo)
     linker = None
     if relation_linking == "chain":
-        linker = RelationLinker(kg, encoder, link_temperature, knn_k, knn_temperature)
+        linker = RelationLinker(kg, embedder, link_temperature, knn_k, knn_temperature)
         linker.fit(train_questions)
     return TAIMRRetriever(
         kg,
-        encoder,
+        embedder,
         cache,
         linker=linker,
         max_hops=max_hops,

@@ -173,11 +173,11 @@ class LinkedChain:
 
 
 class RelationLinker:
-    """Links relation mentions to relations by encoder similarity to relation prototypes.
+    """Links relation mentions to relations by sentence-encoder similarity to relation prototypes.
 
     Args:
         kg: the graph whose relation vocabulary is linked to (after SCOS when used).
-        encoder: the sentence encoder (the same one as S_sem).
+        embedder: the sentence encoder (the same one as S_sem).
         temperature: softmax temperature over cosine similarities (default 0.05).
         knn_k: neighbours of the chain prior (training questions, topic entity masked).
         knn_temperature: softmax temperature of the neighbour votes (default 0.05).
@@ -186,7 +186,7 @@ class RelationLinker:
     def __init__(
         self,
         kg: KnowledgeGraph,
-        encoder: SentenceEncoder,
+        embedder: SentenceEncoder,
         temperature: float = 0.05,
         knn_k: int = 10,
         knn_temperature: float = 0.05,
@@ -198,7 +198,7 @@ class RelationLinker:
             )
         check_counts(knn_k=knn_k)
         self.kg = kg
-        self.encoder = encoder
+        self.embedder = embedder
         self.temperature = temperature
         self.knn_k = knn_k
         self.knn_temperature = knn_temperature
@@ -257,7 +257,7 @@ class RelationLinker:
                     self._add(mention, rel)
                     added += 1
         if templates:
-            self._train_vec = self.encoder.encode(templates, kind="query")
+            self._train_vec = self.embedder.encode(templates, kind="query")
             self._train_chain = chains
         return added
 
@@ -265,7 +265,7 @@ class RelationLinker:
         """P_knn(chain | question) from the nearest training questions (empty if unfitted)."""
         if self._train_vec is None:
             return {}
-        q = self.encoder.encode([_template(question, topic)], kind="query")[0]
+        q = self.embedder.encode([_template(question, topic)], kind="query")[0]
         sims = self._train_vec @ q  # [N_train]
         k = min(self.knn_k, len(sims))
         top = np.argpartition(-sims, k - 1)[:k]
@@ -279,7 +279,7 @@ class RelationLinker:
 
     def _prototypes(self) -> np.ndarray:
         if self._proto_vec is None:
-            self._proto_vec = self.encoder.encode(self._proto_text, kind="query")
+            self._proto_vec = self.embedder.encode(self._proto_text, kind="query")
         return self._proto_vec
 
     def score_mentions(self, mentions: Sequence[str]) -> np.ndarray:
@@ -287,7 +287,7 @@ class RelationLinker:
         R = self.kg.num_relations
         if not mentions:
             return np.zeros((0, R))
-        sims = self.encoder.encode(list(mentions), kind="query") @ self._prototypes().T
+        sims = self.embedder.encode(list(mentions), kind="query") @ self._prototypes().T
         best = np.full((len(mentions), R), -np.inf)
         np.maximum.at(best.T, np.asarray(self._proto_rel), sims.T)
         return best

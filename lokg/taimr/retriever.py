@@ -58,7 +58,7 @@ class TAIMRRetriever(Retriever):
 
     Args:
         kg: the graph searched.
-        encoder: sentence encoder for S_sem (Eq. (17)); E5 in the paper.
+        embedder: sentence encoder for S_sem (Eq. (17)); E5 in the paper.
         cache: the (head, relation) path cache holding the Eq. (16) increments.
         linker: relation linker (required when ``relation_linking="chain"``).
         max_hops: L (3).
@@ -79,7 +79,7 @@ class TAIMRRetriever(Retriever):
     def __init__(
         self,
         kg: KnowledgeGraph,
-        encoder: SentenceEncoder,
+        embedder: SentenceEncoder,
         cache: PathCache,
         *,
         linker: RelationLinker | None = None,
@@ -113,7 +113,7 @@ class TAIMRRetriever(Retriever):
         if not 0.0 <= knn_weight <= 1.0:
             raise ValueError(f"retriever.knn_weight must be in [0, 1], got {knn_weight}")
         self.kg = kg
-        self.encoder = encoder
+        self.embedder = embedder
         self.cache = cache
         self.linker = linker
         self.max_hops = max_hops
@@ -197,8 +197,8 @@ class TAIMRRetriever(Retriever):
         if not best:
             return RetrievalResult(self.kg, topics=topics, unknown_topics=unknown)
         answers = list(best)
-        q_vec = self.encoder.encode([text], kind="query")[0]
-        a_vec = self.encoder.encode([self.kg.entity_name(a) for a in answers], kind="passage")
+        q_vec = self.embedder.encode([text], kind="query")[0]
+        a_vec = self.embedder.encode([self.kg.entity_name(a) for a in answers], kind="passage")
         s_sem = a_vec @ q_vec  # Eq. (17): both unit-norm, so the dot is the cosine
         sem_of = dict(zip(answers, s_sem.tolist(), strict=True))
         ranked = []
@@ -356,7 +356,7 @@ class SemanticRetriever(Retriever):
     ranked triples (first occurrence), topic entities excluded.
 
     Args:
-        kg, encoder: as for :class:`TAIMRRetriever`.
+        kg, embedder: as for :class:`TAIMRRetriever`.
         max_hops: neighbourhood depth (default 3, as TAIMR's L).
         k_top: triples returned (20).
         pool_limit: candidate triples considered (default 200, KAPING's pool in Table 4).
@@ -367,14 +367,14 @@ class SemanticRetriever(Retriever):
     def __init__(
         self,
         kg: KnowledgeGraph,
-        encoder: SentenceEncoder,
+        embedder: SentenceEncoder,
         max_hops: int = 3,
         k_top: int = 20,
         pool_limit: int = 200,
     ):
         check_counts(max_hops=max_hops, k_top=k_top, pool_limit=pool_limit)
         self.kg = kg
-        self.encoder = encoder
+        self.embedder = embedder
         self.max_hops = max_hops
         self.k_top = k_top
         self.pool_limit = pool_limit
@@ -389,8 +389,8 @@ class SemanticRetriever(Retriever):
         pool = bfs_triples(self.kg, topic_ids, self.max_hops, self.pool_limit, direction="out")
         if not pool:
             return RetrievalResult(self.kg, topics=topics, unknown_topics=unknown)
-        q_vec = self.encoder.encode([question.text], kind="query")[0]
-        t_vec = self.encoder.encode([self.verbalise(t) for t in pool], kind="passage")
+        q_vec = self.embedder.encode([question.text], kind="query")[0]
+        t_vec = self.embedder.encode([self.verbalise(t) for t in pool], kind="passage")
         sims = t_vec @ q_vec
         order = np.argsort(-sims, kind="stable")
         answers: dict[int, RankedAnswer] = {}

@@ -83,7 +83,7 @@ def family() -> KnowledgeGraph:
 
 
 @pytest.fixture
-def bag_encoder() -> BagOfWordsEncoderDouble:
+def bag_embedder() -> BagOfWordsEncoderDouble:
     return BagOfWordsEncoderDouble()
 
 

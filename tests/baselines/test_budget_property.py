@@ -45,12 +45,12 @@ def test_every_baseline_encoder_fits_b(triples, budget, rnd):
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(TRIPLES, st.integers(1, 60))
-def test_pipeline_evidence_fits_b_for_kaping_and_oracle(bag_encoder, reader_double, triples,
+def test_pipeline_evidence_fits_b_for_kaping_and_oracle(bag_embedder, reader_double, triples,
                                                         budget):  # fmt: skip
     kg = KnowledgeGraph.from_labeled_triples(triples)
     h, r, t = triples[0]
     q = Question("q", f"what is the {r} of {h} ?", (t,), (h,), ((h, r, t),))
-    for retriever, encoder in ((KAPINGRetriever(kg, bag_encoder), KAPINGEncoder()),
+    for retriever, encoder in ((KAPINGRetriever(kg, bag_embedder), KAPINGEncoder()),
                                (OracleRetriever(kg), TruncateEncoder())):  # fmt: skip
         out = LOKG(retriever, encoder, reader_double, budget=budget).answer(q)
         assert out.evidence_tokens == count_tokens(out.context.text) <= budget

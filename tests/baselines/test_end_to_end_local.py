@@ -51,26 +51,26 @@ Q = Question("q1", "what is the nationality of alice 's spouse ?", ("france",), 
 @pytest.fixture(scope="module")
 def parts(tmp_path_factory):
     root = tmp_path_factory.mktemp("e2e")
-    encoder = instantiate(compose_config("evaluate", [], root).embedder)
+    embedder = instantiate(compose_config("evaluate", [], root).embedder)
     # one thread and short generations keep this fast on a shared 2-core machine
     client = LocalChatClient(n_threads=1, n_ctx=4096, max_tokens=24, cache_path=None)
-    yield KnowledgeGraph.from_labeled_triples(TRIPLES), encoder, client, root
+    yield KnowledgeGraph.from_labeled_triples(TRIPLES), embedder, client, root
     client.close()
 
 
-def build(name, kg, encoder, client, root):
+def build(name, kg, embedder, client, root):
     """(retriever, encoder, answer template, answer_without_evidence) of each method."""
     if name == "kaping":
-        return KAPINGRetriever(kg, encoder), KAPINGEncoder(), "kaping", False
+        return KAPINGRetriever(kg, embedder), KAPINGEncoder(), "kaping", False
     if name == "tog":
-        tog = ToGRetriever(kg, encoder, client, width=2, depth=2, max_tokens=24)
+        tog = ToGRetriever(kg, embedder, client, width=2, depth=2, max_tokens=24)
         return tog, ToGEncoder(), "tog", False
     if name == "graphrag":
-        ret = GraphRAGRetriever(kg, encoder, client, report_max_tokens=24, context_tokens=BUDGET,
+        ret = GraphRAGRetriever(kg, embedder, client, report_max_tokens=24, context_tokens=BUDGET,
                                 cache_dir=root / "reports")  # fmt: skip
         return ret, TruncateEncoder(), "graphrag", False
     if name == "taimr_llmlingua":
-        taimr = build_taimr(kg, encoder, attention="uniform", relation_linking="off")
+        taimr = build_taimr(kg, embedder, attention="uniform", relation_linking="off")
         return taimr, LLMLinguaEncoder(), "answer", False
     if name == "oracle":
         return OracleRetriever(kg), TruncateEncoder(), "answer", False
@@ -79,10 +79,10 @@ def build(name, kg, encoder, client, root):
 
 @pytest.mark.parametrize("name", ["kaping", "tog", "graphrag", "taimr_llmlingua", "oracle", "none"])
 def test_method_end_to_end_with_the_real_local_llm(parts, name):
-    kg, encoder, client, root = parts
-    retriever, enc, template, bare = build(name, kg, encoder, client, root)
+    kg, embedder, client, root = parts
+    retriever, encoder, template, bare = build(name, kg, embedder, client, root)
     reader = LLMReader(client, template=template)
-    out = LOKG(retriever, enc, reader, budget=BUDGET, answer_without_evidence=bare).answer(Q)
+    out = LOKG(retriever, encoder, reader, budget=BUDGET, answer_without_evidence=bare).answer(Q)
     assert out.evidence_tokens == count_tokens(out.context.text) <= BUDGET
     assert out.output.strip()  # the real model answered
     acc = out.accounting

@@ -58,14 +58,14 @@ def two_families() -> KnowledgeGraph:
 
 
 def test_reports_are_written_once_cached_on_disk_and_charged_once(tmp_path, openai_double,
-                                                                  bag_encoder):  # fmt: skip
+                                                                  bag_embedder):  # fmt: skip
     from lokg.baselines.graphrag import GraphRAGRetriever
 
     openai_double.route = lambda payload: ("ok", "Report: the a family know each other.")
     chat = ChatClient(model="double-model", base_url=openai_double.base_url, max_attempts=1)
     kg = two_families()
     q = Question("q1", "who does a0 know ?", ("a1",), ("a0",))
-    ret = GraphRAGRetriever(kg, bag_encoder, chat, max_cluster_size=10, top_communities=2,
+    ret = GraphRAGRetriever(kg, bag_embedder, chat, max_cluster_size=10, top_communities=2,
                             cache_dir=tmp_path, context="reports")  # fmt: skip
     out = ret.retrieve(q)
     # the 8-node entity graph splits into the two families: two reports, one call each
@@ -79,7 +79,7 @@ def test_reports_are_written_once_cached_on_disk_and_charged_once(tmp_path, open
     again = ret.retrieve(q)
     assert again.accounting == {} and len(openai_double.requests) == 2
     # a new run reads the reports from disk and charges their recorded cost once
-    fresh = GraphRAGRetriever(kg, bag_encoder, chat, max_cluster_size=10, top_communities=2,
+    fresh = GraphRAGRetriever(kg, bag_embedder, chat, max_cluster_size=10, top_communities=2,
                               cache_dir=tmp_path, context="reports")  # fmt: skip
     assert len(list((tmp_path / "graphrag").rglob("*.json"))) == 2
     third = fresh.retrieve(q)
@@ -147,7 +147,7 @@ def family_reports(payload):
 
 
 def test_mixed_context_reports_of_mapped_entities_then_tables_under_the_budget(
-    tmp_path, openai_double, bag_encoder
+    tmp_path, openai_double, bag_embedder
 ):
     from lokg.baselines.graphrag import GraphRAGRetriever
 
@@ -155,7 +155,7 @@ def test_mixed_context_reports_of_mapped_entities_then_tables_under_the_budget(
     chat = ChatClient(model="double-model", base_url=openai_double.base_url, max_attempts=1)
     kg = two_families()
     q = Question("q1", "who does a0 know , and b2 ?", ("a1",), ("a0",))
-    ret = GraphRAGRetriever(kg, bag_encoder, chat, top_k_entities=1, community_prop=0.5,
+    ret = GraphRAGRetriever(kg, bag_embedder, chat, top_k_entities=1, community_prop=0.5,
                             context_tokens=400, cache_dir=tmp_path)  # fmt: skip
     out = ret.retrieve(q)
     # mapped: the topic a0, then b2 (the one other name sharing a word with the question);
@@ -174,7 +174,7 @@ def test_mixed_context_reports_of_mapped_entities_then_tables_under_the_budget(
     assert count_tokens(text) <= 400 and out.accounting["calls"] == 2
     # a report share too small for the first report: it is consulted (and charged) but left
     # out, and no further report is read
-    small = GraphRAGRetriever(kg, bag_encoder, chat, top_k_entities=1, community_prop=0.02,
+    small = GraphRAGRetriever(kg, bag_embedder, chat, top_k_entities=1, community_prop=0.02,
                               context_tokens=400, cache_dir=tmp_path)  # fmt: skip
     out = small.retrieve(q)
     assert out.extra["reports_in_context"] == 0 and out.extra["index"]["reports_from_cache"] == 1

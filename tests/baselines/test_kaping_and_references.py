@@ -27,8 +27,8 @@ def test_kaping_verbalises_a_triple_as_its_paper_does(family):
     )
 
 
-def test_kaping_pool_is_one_hop_out_and_ranked_by_word_overlap(family, bag_encoder):
-    ret = KAPINGRetriever(family, bag_encoder, max_hops=1, k_top=2, pool_limit=200)
+def test_kaping_pool_is_one_hop_out_and_ranked_by_word_overlap(family, bag_embedder):
+    ret = KAPINGRetriever(family, bag_embedder, max_hops=1, k_top=2, pool_limit=200)
     out = ret.retrieve(Q)
     # pool: alice's three out-edges; not bob's nationality (2 hops), not carol's in-edge.
     assert out.extra["pool"] == 3
@@ -41,13 +41,13 @@ def test_kaping_pool_is_one_hop_out_and_ranked_by_word_overlap(family, bag_encod
     assert out.answers[0].label == "bob"
 
 
-def test_kaping_pool_limit_and_embeddings_computed_once_per_triple(family, bag_encoder):
-    ret = KAPINGRetriever(family, bag_encoder, max_hops=1, k_top=20, pool_limit=2)
+def test_kaping_pool_limit_and_embeddings_computed_once_per_triple(family, bag_embedder):
+    ret = KAPINGRetriever(family, bag_embedder, max_hops=1, k_top=20, pool_limit=2)
     assert ret.retrieve(Q).extra["pool"] == 2
-    n_first = len(bag_encoder.encoded)  # 2 triples + 1 question
+    n_first = len(bag_embedder.encoded)  # 2 triples + 1 question
     assert n_first == 3
     ret.retrieve(Q)
-    assert len(bag_encoder.encoded) == n_first + 1  # only the question again
+    assert len(bag_embedder.encoded) == n_first + 1  # only the question again
 
 
 def test_kaping_encoder_lines_in_rank_order_cut_at_a_line_boundary(family):

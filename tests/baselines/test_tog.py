@@ -73,12 +73,12 @@ def test_entity_pruning_keeps_the_width_best_and_drops_zeros():
     assert [c.entity for c in prune_entities(cands[2:3], 3)] == []
 
 
-def test_two_hop_search_stops_when_sufficient(family, bag_encoder, openai_double):
+def test_two_hop_search_stops_when_sufficient(family, bag_embedder, openai_double):
     openai_double.route = router(
         "1. {spouse (Score: 0.8)}: asked.\n2. {birthplace (Score: 0.2)}", "unused",
         ["{No}. Not yet.", "{Yes}. The answer is {france}."],
     )  # fmt: skip
-    out = ToGRetriever(family, bag_encoder, client(openai_double)).retrieve(Q)
+    out = ToGRetriever(family, bag_embedder, client(openai_double)).retrieve(Q)
     # depth 1: one relation-pruning call for alice (4 relations); spouse and birthplace reach
     # one entity each (no scoring call): bob 0.8, paris 0.2; reasoning call 1 says No.
     # depth 2: bob's only relation off the path is nationality (no call) -> france 1.0;
@@ -102,9 +102,9 @@ def test_two_hop_search_stops_when_sufficient(family, bag_encoder, openai_double
     assert "alice, spouse, bob\nalice, birthplace, paris\nbob, nationality, france" in last
 
 
-def test_malformed_answers_fall_back_and_are_counted(family, bag_encoder, openai_double):
+def test_malformed_answers_fall_back_and_are_counted(family, bag_embedder, openai_double):
     openai_double.route = lambda payload: ("ok", "I am not sure what you mean")
-    out = ToGRetriever(family, bag_encoder, client(openai_double)).retrieve(Q)
+    out = ToGRetriever(family, bag_embedder, client(openai_double)).retrieve(Q)
     # relation fallback (similarity): only "spouse" shares a word with the question, so bob
     # gets 1.0 and the zero-score paris/painter are pruned; reasoning falls back to "No"
     # twice; at depth 3 france has no relation off its path: no candidates.
@@ -114,12 +114,12 @@ def test_malformed_answers_fall_back_and_are_counted(family, bag_encoder, openai
     assert out.top_answer == "france"
 
 
-def test_entity_scores_times_relation_score_and_big_sets_sampled(bag_encoder, openai_double):
+def test_entity_scores_times_relation_score_and_big_sets_sampled(bag_embedder, openai_double):
     kids = [("alice", "child", f"kid{i:02d}") for i in range(25)]
     kg = KnowledgeGraph.from_labeled_triples([("alice", "child", "dan"), *kids])
     openai_double.route = router("unused", "0.1, 0.2, 0.3, 0.4, 0.0", ["{Yes}."])
     q = Question("q2", "which child of alice ?", ("dan",), ("alice",))
-    out = ToGRetriever(kg, bag_encoder, client(openai_double), num_retain_entity=5).retrieve(q)
+    out = ToGRetriever(kg, bag_embedder, client(openai_double), num_retain_entity=5).retrieve(q)
     # one relation (no pruning call); 26 >= 20 candidates: 5 sampled, scored in one call
     assert out.extra["prompts"] == {"relation": 0, "entity": 1, "reasoning": 1}
     listed = user_text(openai_double.requests[0]).rsplit("Entities: ", 1)[1].split("\n")[0]

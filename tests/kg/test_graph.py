@@ -178,6 +178,6 @@ def test_relation_text_and_the_lines_built_on_it_are_unchanged():
     triple = kg.triples_np[t]
     assert kaping_line(kg, triple) == "(m.0abc, people  person  place of birth, Paris (city))"
     assert tog_line(kg, triple) == "m.0abc, people  person  place of birth, Paris (city)"
-    semantic = SemanticRetriever(kg, encoder=None)
+    semantic = SemanticRetriever(kg, embedder=None)
     assert semantic.verbalise(t) == "m.0abc people  person  place of birth Paris (city)"
     assert kg.entity_name(kg.entities.index["_alice_"]) == "alice"

@@ -100,9 +100,9 @@ def test_codes_have_no_words():
 
 def test_name_embeddings_and_cosine_by_hand():
     labels = ["people.person.nationality", "people.person.citizenship", "r01"]
-    encoder = FakeEncoder()
-    names = name_embeddings(labels, encoder)
-    assert encoder.seen == ["nationality", "citizenship", "r01"]
+    embedder = FakeEncoder()
+    names = name_embeddings(labels, embedder)
+    assert embedder.seen == ["nationality", "citizenship", "r01"]
     coded = np.array([is_code(label) for label in labels])
     assert name_cosine(names, coded, [0], [1]) == pytest.approx(0.8)
     assert name_cosine(names, coded, [0, 2], [1]) == pytest.approx(0.8)  # the code is skipped
@@ -189,17 +189,17 @@ def test_the_guard_needs_names_and_a_valid_threshold():
 
 
 def test_train_reads_names_only_with_the_guard():
-    # the SCOS stage embeds names (and keys its artifact by the encoder) only when the guard
+    # the SCOS stage embeds names (and keys its artifact by the embedder) only when the guard
     # is set, so the keys of every configuration without it are those they had before
-    from lokg.train_stages import name_encoder
+    from lokg.train_stages import name_embedder
 
-    assert name_encoder(compose_config("train", ["experiment=train_transe"], ".")) is None
-    assert name_encoder(compose_config("train", ["scos=default"], ".")) is None
+    assert name_embedder(compose_config("train", ["experiment=train_transe"], ".")) is None
+    assert name_embedder(compose_config("train", ["scos=default"], ".")) is None
     cfg = compose_config("train", ["experiment=train_transe", "+scos.min_name_cosine=0.3"], ".")
-    assert name_encoder(cfg) == "sentence-transformers/all-MiniLM-L6-v2"
+    assert name_embedder(cfg) == "sentence-transformers/all-MiniLM-L6-v2"
     cfg = compose_config("train", ["scos=off", "+scos.min_name_cosine=0.3"], ".")
-    assert name_encoder(cfg) is None
-    # an artifact's recorded encoder is beside its settings, not one of them
+    assert name_embedder(cfg) is None
+    # an artifact's recorded embedder is beside its settings, not one of them
     from lokg.artifacts import scos_settings
 
     recorded = {"theta_base": 0.64, "min_name_cosine": 0.3, "name_encoder_used": "minilm"}

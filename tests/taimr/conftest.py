@@ -1,4 +1,4 @@
-"""A keyword encoder whose cosines can be computed by hand.
+"""A keyword sentence encoder (the ``embedder`` fixture) whose cosines can be computed by hand.
 
 The tests here walk the ``family`` graph of tests/conftest.py (tests/fixtures/toy_kg.py's
 ``FAMILY``: alice -spouse-> bob -nationality-> france, alice -children-> carol
@@ -37,5 +37,5 @@ class KeywordEncoder(SentenceEncoder):
 
 
 @pytest.fixture
-def encoder() -> KeywordEncoder:
+def embedder() -> KeywordEncoder:
     return KeywordEncoder(model_id="test/keywords")

@@ -22,10 +22,10 @@ def _q(text: str, *topics: str) -> Question:
 
 
 @pytest.mark.parametrize("name", ["taimr", "semantic"])
-def test_retriever_configs_instantiate(name, family, encoder, tmp_path):
+def test_retriever_configs_instantiate(name, family, embedder, tmp_path):
     plan = retriever_plan(OmegaConf.load(CONFIGS / "retriever" / f"{name}.yaml"))
     available = {
-        "encoder": encoder,
+        "embedder": embedder,
         "edge_log_alpha": uniform_log_attention(family),
         "train_questions": [],
     }
@@ -41,9 +41,9 @@ def test_taimr_config_defaults_are_the_papers():
     assert (cfg.max_hops, cfg.k_top, cfg.lambda_topo, cfg.lambda_q) == (3, 20, 1.0, 1.0)
 
 
-def test_gat_attention_needs_alpha_and_attention_is_validated(family, encoder):
+def test_gat_attention_needs_alpha_and_attention_is_validated(family, embedder):
     factory = instantiate(OmegaConf.load(CONFIGS / "retriever" / "taimr.yaml"))
     with pytest.raises(ValueError, match="needs edge_log_alpha"):
-        factory(kg=family, encoder=encoder)
+        factory(kg=family, embedder=embedder)
     with pytest.raises(ValueError, match=r"attention must be one of \('gat', 'uniform'\)"):
-        factory(kg=family, encoder=encoder, attention="none")
+        factory(kg=family, embedder=embedder, attention="none")

@@ -62,9 +62,9 @@ KG = KnowledgeGraph.from_labeled_triples(
 )
 
 
-def test_a_retriever_returns_one_candidate_per_spelling(encoder):
+def test_a_retriever_returns_one_candidate_per_spelling(embedder):
     cache = PathCache(KG, uniform_log_attention(KG), node_information_gain(KG))
-    retriever = TAIMRRetriever(KG, encoder, cache, relation_linking="off", k_top_unit="answers")
+    retriever = TAIMRRetriever(KG, embedder, cache, relation_linking="off", k_top_unit="answers")
     q = Question(id="q", text="who stars in the matrix ?", answers=("Keanu Reeves",),
                  topic_entities=("the_matrix",))  # fmt: skip
     result = retriever.retrieve(q)
@@ -88,7 +88,7 @@ def test_a_retriever_returns_one_candidate_per_spelling(encoder):
     assert again.merged_answers == 1 and again.answers == result.answers
 
 
-def test_the_record_carries_the_count(encoder):
+def test_the_record_carries_the_count(embedder):
     from lokg.eval.records import question_record
     from lokg.ittc.encoder import EncodedContext
     from lokg.pipeline import PipelineOutput

@@ -100,7 +100,7 @@ def _paper_pipeline(make_cfg, dm) -> LOKG:
     art = load_graph_artifacts(cfg, dm, need_gat=False)
     retriever = hydra.utils.instantiate(cfg.retriever)(
         kg=art.kg,
-        encoder=hydra.utils.instantiate(cfg.embedder),
+        embedder=hydra.utils.instantiate(cfg.embedder),
         edge_log_alpha=_untrained_gat_alpha(make_cfg, art.kg),
         train_questions=dm.questions["train"],
     )

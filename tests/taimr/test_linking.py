@@ -41,8 +41,8 @@ def test_readable_names():
     ]
 
 
-def test_hop_distributions_are_softmax_of_cosines(family, encoder):
-    linker = RelationLinker(family, encoder, temperature=0.5)
+def test_hop_distributions_are_softmax_of_cosines(family, embedder):
+    linker = RelationLinker(family, embedder, temperature=0.5)
     chain = linker.link("which nationality is alice 's couple ?", "alice")
     assert chain.mentions == ("couple", "nationality")
     rels = family.relations
@@ -60,8 +60,8 @@ def test_hop_distributions_are_softmax_of_cosines(family, encoder):
     assert math.isclose(chain.hop_chain_log_prob(one), chain.log_probs[0, one[0]] - math.log(3))
 
 
-def test_fit_adds_prototypes_and_chain_prior(family, encoder):
-    linker = RelationLinker(family, encoder, knn_k=1)
+def test_fit_adds_prototypes_and_chain_prior(family, embedder):
+    linker = RelationLinker(family, embedder, knn_k=1)
     train = [
         Question("q1", "what is bob 's kid ?", ("carol",), ("bob",),
                  (("bob", "children", "carol"),)),
@@ -76,6 +76,6 @@ def test_fit_adds_prototypes_and_chain_prior(family, encoder):
     assert math.isclose(chain.chain_log_prob(c, 0.9), math.log(0.9 + 0.1 * p_hop))
 
 
-def test_bad_temperature(family, encoder):
+def test_bad_temperature(family, embedder):
     with pytest.raises(ValueError, match="link_temperature"):
-        RelationLinker(family, encoder, temperature=0.0)
+        RelationLinker(family, embedder, temperature=0.0)

@@ -34,8 +34,8 @@ def _load(name: str):
     return cfg
 
 
-def _walk_model_dir(kg, encoder) -> Path:
-    """An (untrained) walk-model artifact sized for ``kg`` and the keyword encoder: the
+def _walk_model_dir(kg, embedder) -> Path:
+    """An (untrained) walk-model artifact sized for ``kg`` and the keyword embedder: the
     contract does not depend on training."""
     import tempfile
 
@@ -44,7 +44,7 @@ def _walk_model_dir(kg, encoder) -> Path:
     from lokg.taimr.walk.artifact import save_walk_network
     from lokg.taimr.walk.net import WalkNet
 
-    dim = encoder.encode(["x"]).shape[1]
+    dim = embedder.encode(["x"]).shape[1]
     arch = {"node_dim": dim, "rel_dim": 4 + dim + 1, "query_dim": dim, "name_dim": dim,
             "transe_dim": 4, "hidden": 8, "heads": 2, "max_hops": 3,
             "question_in_attention": True, "question_key": "relation",
@@ -56,16 +56,16 @@ def _walk_model_dir(kg, encoder) -> Path:
     return out
 
 
-def _answer_gat_dir(walk_dir: Path, encoder) -> Path:
+def _answer_gat_dir(walk_dir: Path, embedder) -> Path:
     """An (untrained) answer-GAT artifact over ``walk_dir``'s candidates, sized for the
-    keyword encoder and :func:`_walk_model_dir`'s relation features."""
+    keyword embedder and :func:`_walk_model_dir`'s relation features."""
     import torch
 
     from lokg.models.rerank_module import RerankModule
     from lokg.taimr.walk.joint import STRUCTURE_DIM
     from lokg.taimr.walk.rerank import save_answer_gat
 
-    dim = encoder.encode(["x"]).shape[1]
+    dim = embedder.encode(["x"]).shape[1]
     torch.manual_seed(0)
     m = RerankModule(dim + STRUCTURE_DIM, 4 + dim + 1, dim, hidden=8, heads=2, transe_dim=4)
     out = walk_dir.parent / f"rerank-{walk_dir.name}"
@@ -82,20 +82,20 @@ class ChatDouble:
         return type("Reply", (), {"text": "{spouse (Score: 1.0)}"})()
 
 
-def _build(name: str, kg, encoder, train_questions=()):
+def _build(name: str, kg, embedder, train_questions=()):
     """The config's retriever over ``kg``, given what its builder declares (lokg.assemble)."""
     plan = retriever_plan(_load(name))
     available = {
-        "encoder": encoder,
+        "embedder": embedder,
         "train_questions": list(train_questions),
         "chat": ChatDouble(),
         "edge_log_alpha": uniform_log_attention(kg),
         "relation_embeddings": None,
     }
     if "model_dir" in plan.needs:
-        available["model_dir"] = _walk_model_dir(kg, encoder)
+        available["model_dir"] = _walk_model_dir(kg, embedder)
     if "rerank" in plan.needs:
-        available["rerank"] = str(_answer_gat_dir(available["model_dir"], encoder))
+        available["rerank"] = str(_answer_gat_dir(available["model_dir"], embedder))
     return plan.make(kg, **{n: available[n] for n in plan.needs})
 
 
@@ -134,8 +134,8 @@ def _check_contract(result: RetrievalResult, kg) -> None:
 
 
 @pytest.mark.parametrize("name", RETRIEVER_CONFIGS)
-def test_every_retriever_config_keeps_the_contract(name, family, encoder, tmp_path):
-    retriever = _build(name, family, encoder, TRAIN)
+def test_every_retriever_config_keeps_the_contract(name, family, embedder, tmp_path):
+    retriever = _build(name, family, embedder, TRAIN)
     assert isinstance(retriever, Retriever)
     result = retriever.retrieve(QUESTION)
     _check_contract(result, family)
@@ -147,25 +147,25 @@ def test_every_retriever_config_keeps_the_contract(name, family, encoder, tmp_pa
         assert written is None and retriever.load_cache(tmp_path) is False
     else:
         assert written is not None and written.is_file()
-        fresh = _build(name, family, encoder, TRAIN)
+        fresh = _build(name, family, embedder, TRAIN)
         assert fresh.cache_key == retriever.cache_key
         assert fresh.load_cache(tmp_path) is True
         assert fresh.retrieve(QUESTION) == result
 
 
 @pytest.mark.parametrize("name", RETRIEVER_CONFIGS)
-def test_every_retriever_keeps_the_contract_on_a_graph_with_added_inverses(name, family, encoder):
+def test_every_retriever_keeps_the_contract_on_a_graph_with_added_inverses(name, family, embedder):
     kg = add_inverse_edges(family, relations_to_invert(family, "always"))
-    result = _build(name, kg, encoder, TRAIN).retrieve(QUESTION)
+    result = _build(name, kg, embedder, TRAIN).retrieve(QUESTION)
     _check_contract(result, kg)
     if name != "none":
         assert not result.is_empty
 
 
 @pytest.mark.parametrize("name", RETRIEVER_CONFIGS)
-def test_per_question_wrapper_keeps_the_contract(name, family, encoder):
+def test_per_question_wrapper_keeps_the_contract(name, family, embedder):
     wrapper = PerQuestionRetriever(
-        graph_of=lambda q: family, build=lambda kg: _build(name, kg, encoder, TRAIN)
+        graph_of=lambda q: family, build=lambda kg: _build(name, kg, embedder, TRAIN)
     )
     assert isinstance(wrapper, Retriever) and wrapper.cache_key is None
     _check_contract(wrapper.retrieve(QUESTION), family)
@@ -180,10 +180,10 @@ def test_resolve_topics_pairs_each_label_with_its_own_id(family):
     assert unknown == ["ghost", ""]
 
 
-def test_taimr_links_relations_from_the_right_topic_when_one_is_unknown(family, encoder):
+def test_taimr_links_relations_from_the_right_topic_when_one_is_unknown(family, embedder):
     # with linking on, the chain is linked for the topic's own label: were labels and ids
     # misaligned ("nobody" paired with alice's id), the linker would see the wrong entity
-    retriever = _build("taimr_linked", family, encoder, TRAIN)
+    retriever = _build("taimr_linked", family, embedder, TRAIN)
     seen = []
     link = retriever.linker.link
     retriever.linker.link = lambda text, label: seen.append(label) or link(text, label)

@@ -295,26 +295,26 @@ def _people(n: int) -> tuple[KnowledgeGraph, list[Question]]:
     return KnowledgeGraph.from_labeled_triples(triples), questions
 
 
-def _module(kg: KnowledgeGraph, enc: KeywordEncoder, **kw) -> WalkModule:
+def _module(kg: KnowledgeGraph, embedder: KeywordEncoder, **kw) -> WalkModule:
     torch.manual_seed(0)
     m = WalkModule(
         kg.num_relations, node_dim=DIM, name_dim=DIM, transe_dim=4, hidden=16, heads=2,
         dropout=0.0, max_hops=2, beam_width=16, max_fanout=None, **kw,
     )  # fmt: skip
     names = [kg.entity_name(e) for e in range(kg.num_entities)]
-    feats = torch.from_numpy(enc.encode(names))
+    feats = torch.from_numpy(embedder.encode(names))
     rel_names = torch.from_numpy(
-        enc.encode([relation_name(kg.relations.label(r)) for r in range(kg.num_relations)])
+        embedder.encode([relation_name(kg.relations.label(r)) for r in range(kg.num_relations)])
     )
     transe = torch.randn(kg.num_relations, 4)
 
     def query_encoder(texts):
-        return torch.from_numpy(enc.encode(texts, kind="query"))
+        return torch.from_numpy(embedder.encode(texts, kind="query"))
 
     def token_encoder(texts):
-        return [torch.from_numpy(t) for t in enc.encode_tokens(texts, kind="query")]
+        return [torch.from_numpy(t) for t in embedder.encode_tokens(texts, kind="query")]
 
-    tokens = token_encoder if isinstance(enc, OrderedKeywordEncoder) else None
+    tokens = token_encoder if isinstance(embedder, OrderedKeywordEncoder) else None
     m.set_graph(kg, feats, transe, rel_names, query_encoder, tokens)
     return m
 
@@ -342,10 +342,10 @@ def _hits(m: WalkModule, questions: list[Question]) -> float:
 
 @pytest.mark.slow
 def test_question_aware_walk_beats_uniform_attention():
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, questions = _people(12)
     train, held_out = questions[:16], questions[16:]
-    m = _module(kg, enc)
+    m = _module(kg, embedder)
     _fit(m, train)
     assert _hits(m, held_out) == 1.0
     # uniform attention cannot tell spouse from son: both 2-step answers tie at 1/4 each
@@ -377,9 +377,9 @@ def test_vocabulary_normalised_walk_does_not_stop_at_a_dead_end():
     """The default walk (no node states, each hop normalised over the relation vocabulary):
     stopping after one hop costs P(stop | hop 1) wherever the walk is, so the dead end
     city_i ranks below the mayor on held-out people."""
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, questions = _dead_ends(12)
-    m = _module(kg, enc, graph_context=False, normalization="vocabulary")
+    m = _module(kg, embedder, graph_context=False, normalization="vocabulary")
     _fit(m, questions[:8])
     assert _hits(m, questions[8:]) == 1.0
     g = walk_graph(kg, kg.entities["p8"], 2)
@@ -392,17 +392,17 @@ def test_vocabulary_normalised_walk_does_not_stop_at_a_dead_end():
 
 @pytest.mark.slow
 def test_without_the_question_the_walk_cannot_choose():
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, questions = _people(12)
-    m = _module(kg, enc, question_in_attention=False)
+    m = _module(kg, embedder, question_in_attention=False)
     _fit(m, questions[:16])
     assert _hits(m, questions[16:]) <= 0.5 + 1e-9  # the same walk for both questions
 
 
 def test_gradient_reaches_w_r_e_r_and_the_question_projection():
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, questions = _people(2)
-    m = _module(kg, enc, relation_source="learned")
+    m = _module(kg, embedder, relation_source="learned")
     loss, _ = m._batch_loss([m.supervise(q) for q in questions])
     loss.backward()
     for name, p in [
@@ -416,9 +416,9 @@ def test_gradient_reaches_w_r_e_r_and_the_question_projection():
 
 
 def test_fixed_relation_source_keeps_transe_frozen():
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, questions = _people(2)
-    m = _module(kg, enc)  # relation_source="fixed"
+    m = _module(kg, embedder)  # relation_source="fixed"
     before = m.relation_table.weight.clone()
     _fit(m, questions, steps=3)
     assert torch.equal(before, m.relation_table.weight)
@@ -427,9 +427,9 @@ def test_fixed_relation_source_keeps_transe_frozen():
 def test_no_supervised_path_stops_training_with_one_line():
     from lokg.errors import InputError
 
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, _ = _people(2)
-    m = _module(kg, enc)
+    m = _module(kg, embedder)
     nowhere = [Question("x", "nationality of p0 ?", ("mars",), ("p0",))]
     with pytest.raises(InputError, match="no train question has a path"):
         m.check_supervision(nowhere)
@@ -438,21 +438,21 @@ def test_no_supervised_path_stops_training_with_one_line():
 # --------------------------------------------------------------------------- retrieval
 
 
-def _retriever(m: WalkModule, kg, enc, **kw) -> WalkRetriever:
-    model = WalkModel(m.net, kg, enc, m.relation_table.weight.detach().numpy(), 4, True)
-    return WalkRetriever(kg, enc, model, max_hops=2, beam_width=16, **kw)
+def _retriever(m: WalkModule, kg, embedder, **kw) -> WalkRetriever:
+    model = WalkModel(m.net, kg, embedder, m.relation_table.weight.detach().numpy(), 4, True)
+    return WalkRetriever(kg, embedder, model, max_hops=2, beam_width=16, **kw)
 
 
 @pytest.mark.slow
 def test_retriever_answers_from_the_tail_end():
     """A question whose topic is the tail of its triples gets its answer by inverse steps,
     and the triples keep their true direction."""
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, questions = _people(12)
     # ask from the answer end: "whose spouse has nationality france?" topic france
-    m = _module(kg, enc)
+    m = _module(kg, embedder)
     _fit(m, questions[:16])
-    r = _retriever(m, kg, enc)
+    r = _retriever(m, kg, embedder)
     assert isinstance(r, Retriever)
     res = r.retrieve(Question("t", "spouse of nationality france ?", ("p1",), ("france",)))
     assert res.paths, "walking backwards from a tail must find paths"
@@ -466,9 +466,9 @@ def test_retriever_answers_from_the_tail_end():
 
 
 def test_empty_walk_falls_back_and_says_so():
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, _ = _people(2)
-    m = _module(kg, enc)
+    m = _module(kg, embedder)
 
     class NamedDouble(Retriever):
         """Test double standing in for the semantic fallback."""
@@ -480,7 +480,7 @@ def test_empty_walk_falls_back_and_says_so():
 
             return RetrievalResult(kg, extra={"seen": question.id})
 
-    r = _retriever(m, kg, enc, fallback=NamedDouble())
+    r = _retriever(m, kg, embedder, fallback=NamedDouble())
     res = r.retrieve(Question("z", "nationality of nobody ?", ("x",), ("unknown_topic",)))
     assert res.extra == {"seen": "z", "fallback": "double"}
 
@@ -499,13 +499,13 @@ def test_trained_walk_model_runs_on_per_question_subgraphs(tmp_path):
     dm = KGQADataModule(RoGSource("rog_mini", files=files), artifacts_dir=str(tmp_path / "a"))
     dm.prepare_data()
     dm.setup("fit")
-    enc = KeywordEncoder(model_id="test/keywords")
-    m = _module(dm.kg, enc)
+    embedder = KeywordEncoder(model_id="test/keywords")
+    m = _module(dm.kg, embedder)
     assert m.check_supervision(dm.questions["train"]) > 0.5
     _fit(m, dm.questions["train"], steps=10)
 
     def build(kg):
-        return WalkRetriever(kg, enc, WalkModel(m.net, kg, enc, None, 4, True), 2)
+        return WalkRetriever(kg, embedder, WalkModel(m.net, kg, embedder, None, 4, True), 2)
 
     r = PerQuestionRetriever(lambda q: dm.question_graph(q.id), build)
     covered = 0
@@ -524,7 +524,7 @@ def test_free_relation_table_applies_only_to_its_own_relation_vocabulary(family,
     from lokg.taimr.walk.artifact import save_walk_network
     from lokg.taimr.walk.retriever import build_learned
 
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     R = family.num_relations
     arch = {"node_dim": DIM, "rel_dim": 4 + DIM + 1, "query_dim": DIM, "name_dim": DIM,
             "transe_dim": 4, "hidden": 8, "heads": 2, "max_hops": 2,
@@ -534,10 +534,10 @@ def test_free_relation_table_applies_only_to_its_own_relation_vocabulary(family,
     net = WalkNet(DIM, 4 + DIM + 1, DIM, 8, 2, 0.0, 2)
     meta = {"kg_fingerprint": "elsewhere", "relations": list(family.relations.labels)}
     save_walk_network(tmp_path, net, arch, table, meta)
-    same = build_learned(family, enc, tmp_path, max_hops=2)
+    same = build_learned(family, embedder, tmp_path, max_hops=2)
     assert torch.equal(same.model.rel_feats[:R, :4], torch.from_numpy(table))
     other = KnowledgeGraph.from_labeled_triples([("a", "knows", "b")])
-    elsewhere = build_learned(other, enc, tmp_path, max_hops=2)
+    elsewhere = build_learned(other, embedder, tmp_path, max_hops=2)
     assert not elsewhere.model.rel_feats[:, :4].any()
 
 
@@ -608,25 +608,25 @@ def test_token_attention_points_per_hop_by_hand():
 
 @pytest.mark.slow
 def test_token_pointer_learns_the_order_a_pooled_question_cannot_see():
-    enc = OrderedKeywordEncoder(model_id="test/ordered-keywords")
+    embedder = OrderedKeywordEncoder(model_id="test/ordered-keywords")
     kg, questions = _ordered(12)
     train, held_out = questions[:16], questions[16:]
-    pooled = _module(kg, enc)
+    pooled = _module(kg, embedder)
     _fit(pooled, train, steps=80)
     assert _hits(pooled, held_out) <= 0.5 + 1e-9  # one bag of keywords, one walk, per pair
-    pointer = _module(kg, enc, question_tokens=True)
+    pointer = _module(kg, embedder, question_tokens=True)
     _fit(pointer, train, steps=80)
     assert _hits(pointer, held_out) == 1.0
     # the retriever passes the tokens too
-    r = _retriever(pointer, kg, enc)
+    r = _retriever(pointer, kg, embedder)
     res = r.retrieve(held_out[1])
     assert res.answers[0].label == held_out[1].answers[0]
 
 
 def test_gradient_reaches_the_token_pointer():
-    enc = OrderedKeywordEncoder(model_id="test/ordered-keywords")
+    embedder = OrderedKeywordEncoder(model_id="test/ordered-keywords")
     kg, questions = _ordered(2)
-    m = _module(kg, enc, question_tokens=True)
+    m = _module(kg, embedder, question_tokens=True)
     loss, _ = m._batch_loss([m.supervise(q) for q in questions])
     loss.backward()
     for name, p in [
@@ -639,10 +639,10 @@ def test_gradient_reaches_the_token_pointer():
 
 
 def test_question_tokens_needs_a_token_encoder():
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, _ = _people(2)
     with pytest.raises(ValueError, match="needs a token encoder"):
-        _module(kg, enc, question_tokens=True)
+        _module(kg, embedder, question_tokens=True)
 
 
 # --------------------------------------------------------------------------- fine-tuned encoder
@@ -658,26 +658,28 @@ def test_finetuned_question_encoder_trains_and_travels_with_the_model(tmp_path):
     from lokg.taimr.walk.artifact import save_walk_network
     from lokg.taimr.walk.retriever import build_learned
 
-    enc = SentenceEncoder()  # the bundled all-MiniLM-L6-v2
+    embedder = SentenceEncoder()  # the bundled all-MiniLM-L6-v2
     kg, questions = _people(2)
-    d = enc.dim
+    d = embedder.dim
     torch.manual_seed(0)
     m = WalkModule(
         kg.num_relations, node_dim=d, name_dim=d, transe_dim=4, hidden=16, heads=2,
         dropout=0.0, max_hops=2, beam_width=16, max_fanout=None, question_tokens=True,
         graph_context=False, question_encoder="finetune", encoder_lr=1e-3,
     )  # fmt: skip
-    feats = torch.from_numpy(enc.encode([kg.entity_name(e) for e in range(kg.num_entities)]))
+    feats = torch.from_numpy(embedder.encode([kg.entity_name(e) for e in range(kg.num_entities)]))
     names = torch.from_numpy(
-        enc.encode([relation_name(kg.relations.label(r)) for r in range(kg.num_relations)])
+        embedder.encode([relation_name(kg.relations.label(r)) for r in range(kg.num_relations)])
     )
-    lm = QuestionLM.from_encoder(enc)
+    lm = QuestionLM.from_embedder(embedder)
     m.set_graph(kg, feats, torch.randn(kg.num_relations, 4), names, None, None, lm)
     before, _, _ = lm.encode([questions[0].text])
-    # the frozen encoder and the untrained copy agree on the pooled question vector
-    assert before[0].numpy() == pytest.approx(enc.encode([questions[0].text], "query")[0], abs=1e-5)
+    # the frozen embedder and the untrained copy agree on the pooled question vector
+    assert before[0].numpy() == pytest.approx(
+        embedder.encode([questions[0].text], "query")[0], abs=1e-5
+    )
     opt = m.configure_optimizers()
-    assert [g["lr"] for g in opt.param_groups][1] == 1e-3  # encoder_lr for the encoder
+    assert [g["lr"] for g in opt.param_groups][1] == 1e-3  # encoder_lr for the question encoder
     loss, _ = m._batch_loss([m.supervise(q) for q in questions])
     loss.backward()
     grad = lm.lm.embeddings.word_embeddings.weight.grad
@@ -687,7 +689,7 @@ def test_finetuned_question_encoder_trains_and_travels_with_the_model(tmp_path):
     assert not torch.allclose(before, after)
     save_walk_network(tmp_path, m.net, m.architecture(), m.relation_table.weight.detach().numpy(),
                       {"embedder": {"query_prefix": ""}}, question_lm=lm)  # fmt: skip
-    r = build_learned(kg, enc, tmp_path, max_hops=2, beam_width=16)
+    r = build_learned(kg, embedder, tmp_path, max_hops=2, beam_width=16)
     q, tokens, mask = r.model.question(questions[0].text)
     assert torch.allclose(q, after, atol=1e-5) and tokens is not None
     # [CLS] and [SEP] are not pointed at: only the word pieces between them
@@ -744,15 +746,15 @@ def test_name_match_answers_with_a_relation_never_seen_in_training():
     """Trained on spouse and children questions only, the walk model must answer nationality
     questions.  Its learned terms only ever saw nationality as a wrong step; the name cosine
     reads "nationality" in the question and in the relation's name."""
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, questions = _three_relations(8)
     train = [q for q in questions if not q.text.startswith("nationality")]
     unseen = [q for q in questions if q.text.startswith("nationality")]
-    named = _module(kg, enc, name_match=True, normalization="vocabulary", graph_context=False)
+    named = _module(kg, embedder, name_match=True, normalization="vocabulary", graph_context=False)
     _fit(named, train)
     assert _hits(named, unseen) == 1.0
     assert _hits(named, train) == 1.0
-    plain = _module(kg, enc, normalization="vocabulary", graph_context=False)
+    plain = _module(kg, embedder, normalization="vocabulary", graph_context=False)
     _fit(plain, train)
     assert _hits(plain, unseen) == 0.0
 
@@ -787,11 +789,11 @@ def test_each_validation_epoch_logs_a_per_question_table():
     """``val/questions``: one row per val question (question, gold, predicted, hit, recall,
     supervised), sorted by id, at every validation epoch; a question whose topic is not in the
     graph is a row too (missed, unsupervised), and the hit column averages to val/hits@1."""
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     kg, questions = _people(6)
     lost = Question("qx", "nationality of nobody 's spouse ?", ("spain",), ("nobody",))
     val = [*questions[:4], lost]
-    m = _module(kg, enc)
+    m = _module(kg, embedder)
     logger = RecordingTableLogger()
     trainer = pl.Trainer(
         max_epochs=2, logger=logger, accelerator="cpu", num_sanity_val_steps=0,

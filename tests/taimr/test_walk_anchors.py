@@ -148,9 +148,9 @@ def test_the_retriever_ranks_by_the_join_and_sends_every_anchors_path(kg):
 
     from .conftest import KeywordEncoder
 
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     model = ScriptedWalkModel(kg)
-    r = WalkRetriever(kg, enc, model, max_hops=2, beam_width=16)
+    r = WalkRetriever(kg, embedder, model, max_hops=2, beam_width=16)
     q = Question("c", "which son of ann is male 's holder ?", ("cal",), ("ann", "male"))
     res = r.retrieve(q)
     # ann's children {cal, dee, eve}; male's holders {cal, fay}: cal is supported by both
@@ -163,8 +163,8 @@ def test_the_retriever_ranks_by_the_join_and_sends_every_anchors_path(kg):
     score = {a.label: a.score for a in res.answers}
     assert score["eve"] < score["bob"] - 900 and score["bob"] < score["cal"]
     # the walk before the join: both topics walk with the whole question, logsumexp
-    union = WalkRetriever(kg, enc, ScriptedWalkModel(kg), max_hops=2, beam_width=16,
+    union = WalkRetriever(kg, embedder, ScriptedWalkModel(kg), max_hops=2, beam_width=16,
                           anchors="union").retrieve(q)  # fmt: skip
     assert all(p.entities[0] in {kg.entities["ann"], kg.entities["male"]} for p in union.paths)
     with pytest.raises(ValueError, match="retriever.anchors must be one of"):
-        WalkRetriever(kg, enc, model, anchors="both")
+        WalkRetriever(kg, embedder, model, anchors="both")

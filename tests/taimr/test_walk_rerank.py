@@ -187,8 +187,8 @@ def test_the_fused_score_is_the_walks_plus_omega_times_the_gats_log_softmax(kg, 
     g = joint_graph(res)
     net.nodes = g.nodes
     rel_feats = torch.zeros(2 * kg.num_relations, 3)
-    enc = KeywordEncoder(model_id="test/keywords")
-    out = Reranker(net, enc, 0.5, 32, 8, transe_dim=1, use_transe=True).rerank(
+    embedder = KeywordEncoder(model_id="test/keywords")
+    out = Reranker(net, embedder, 0.5, 32, 8, transe_dim=1, use_transe=True).rerank(
         res, "which son of ann ?", rel_feats, keep=3
     )
     z = np.log(np.exp(0) + np.exp(1) + np.exp(3))
@@ -201,7 +201,9 @@ def test_the_fused_score_is_the_walks_plus_omega_times_the_gats_log_softmax(kg, 
     res = result(kg, ["ann"], [("ann", -0.5), ("cal", -1.0), ("dee", -1.0), ("eve", -1.5)],
                  [path(kg, "ann", x) for x in ("cal", "dee", "eve")])  # fmt: skip
     net.nodes = joint_graph(res).nodes
-    same = Reranker(net, enc, 0.0, 32, 8, 1, True).rerank(res, "son of ann ?", rel_feats, keep=4)
+    same = Reranker(net, embedder, 0.0, 32, 8, 1, True).rerank(
+        res, "son of ann ?", rel_feats, keep=4
+    )
     assert same.answers == res.answers and same.paths == res.paths
 
 
@@ -228,13 +230,13 @@ def test_the_rerank_module_learns_to_put_the_gold_candidate_first():
 
     torch.manual_seed(0)
     fam = KnowledgeGraph.from_labeled_triples(FAMILY)
-    enc = KeywordEncoder(model_id="test/keywords")
+    embedder = KeywordEncoder(model_id="test/keywords")
     chains = [path(fam, "alice", "bob", "france"), path(fam, "alice", "carol", "spain")]
     res = result(fam, ["alice"], [("france", -1.0), ("spain", -1.0)], chains)
     g = joint_graph(res)
     rel = step_features(torch.randn(2 * fam.num_relations, 3), g, 1, True)
-    qa, qb = enc.encode(["france ?", "spain ?"], kind="query")
-    feats = NodeFeatures(enc)
+    qa, qb = embedder.encode(["france ?", "spain ?"], kind="query")
+    feats = NodeFeatures(embedder)
     items = {
         "a": joint_item(g, fam, feats, rel, qa, [-1.0, -1.0], [True, False]),
         "b": joint_item(g, fam, feats, rel, qb, [-1.0, -1.0], [False, True]),
@@ -281,16 +283,16 @@ def test_an_exported_answer_gat_loads_with_the_same_scores_and_default_finds_it(
     assert torch.allclose(net(*args), m.net.eval()(*args))
     assert meta["architecture"]["max_candidates"] == 32
     walk_arch = {"transe_dim": 64, "name_dim": 384 - 64 - 1 - 1}  # rel_dim 3 would be 64+318+1
-    enc = KeywordEncoder(model_id="test/keywords")  # output_dim unknown: not checked
+    embedder = KeywordEncoder(model_id="test/keywords")  # output_dim unknown: not checked
     with pytest.raises(ValueError, match="expects 3 for the walk's relation features"):
-        _reranker(walk, "default", None, enc, walk_arch)
+        _reranker(walk, "default", None, embedder, walk_arch)
     small = RerankModule(node_dim=7, rel_dim=66, query_dim=4, hidden=8, heads=2, dropout=0.0)
     save_answer_gat(out, small.net, small.architecture(), {"walk_dir": str(walk)})
     load_answer_gat.cache_clear()
-    r = _reranker(walk, "default", None, enc, {"transe_dim": 64, "name_dim": 1})
+    r = _reranker(walk, "default", None, embedder, {"transe_dim": 64, "name_dim": 1})
     assert r.weight == 1.0 and r.max_candidates == 32 and r.use_transe
     with pytest.raises(FileNotFoundError, match="experiment=train_rerank"):
-        _reranker(tmp_path / "qgat-other", "default", 2.0, enc, walk_arch)
+        _reranker(tmp_path / "qgat-other", "default", 2.0, embedder, walk_arch)
 
 
 def test_a_batch_offsets_each_questions_nodes_and_the_loss_sums_its_gold_candidates():

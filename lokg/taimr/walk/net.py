@@ -107,11 +107,11 @@ def relation_name(label: str) -> str:
     return " ".join(label.split())
 
 
-def relation_names(kg: KnowledgeGraph, encoder: SentenceEncoder) -> np.ndarray:
+def relation_names(kg: KnowledgeGraph, embedder: SentenceEncoder) -> np.ndarray:
     """``[R, d]`` sentence embeddings of ``kg``'s relation labels as words (the name part of
     :func:`relation_features`)."""
     names = [relation_name(kg.relations.label(r)) for r in range(kg.num_relations)]
-    return np.asarray(encoder.encode(names, kind="passage"), dtype=np.float32)
+    return np.asarray(embedder.encode(names, kind="passage"), dtype=np.float32)
 
 
 def relation_features(

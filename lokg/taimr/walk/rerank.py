@@ -68,8 +68,8 @@ class NodeFeatures:
     """``x_v = [name(v) || structure(v)]`` of a joint subgraph's nodes, names embedded once
     per label by the frozen sentence encoder (bounded cache)."""
 
-    def __init__(self, encoder: SentenceEncoder, cache_size: int = 200_000):
-        self.encoder = encoder
+    def __init__(self, embedder: SentenceEncoder, cache_size: int = 200_000):
+        self.embedder = embedder
         self.cache_size = cache_size
         self._names: dict[str, np.ndarray] = {}
 
@@ -78,7 +78,7 @@ class NodeFeatures:
         if missing:
             if len(self._names) + len(missing) > self.cache_size:
                 self._names.clear()
-            vecs = self.encoder.encode(missing, kind="passage")
+            vecs = self.embedder.encode(missing, kind="passage")
             for label, v in zip(missing, vecs, strict=True):
                 self._names[label] = np.asarray(v, np.float32)
         return np.stack([self._names[x] for x in labels])
@@ -228,7 +228,7 @@ class Reranker:
 
     Args:
         net: the trained :class:`AnswerGAT` (eval mode).
-        encoder: the frozen sentence encoder (names and the question).
+        embedder: the frozen sentence encoder (names and the question).
         weight: omega.  max_candidates / max_neighbours: the joint subgraph's sizes.
         transe_dim, use_transe: which columns of the walk's relation features are TransE's
             and whether the GAT reads them.
@@ -237,7 +237,7 @@ class Reranker:
     def __init__(
         self,
         net: AnswerGAT,
-        encoder: SentenceEncoder,
+        embedder: SentenceEncoder,
         weight: float,
         max_candidates: int,
         max_neighbours: int,
@@ -245,10 +245,10 @@ class Reranker:
         use_transe: bool,
     ):
         self.net = net.eval()
-        self.encoder, self.weight = encoder, weight
+        self.embedder, self.weight = embedder, weight
         self.max_candidates, self.max_neighbours = max_candidates, max_neighbours
         self.transe_dim, self.use_transe = transe_dim, use_transe
-        self.features = NodeFeatures(encoder)
+        self.features = NodeFeatures(embedder)
 
     @torch.no_grad()
     def rerank(
@@ -262,7 +262,7 @@ class Reranker:
         walk = np.array([a.score for a in result.answers], dtype=np.float64)
         if graph is None or len(graph.candidates) < 2:
             return reorder(result, every, walk, keep)
-        query = self.encoder.encode([question], kind="query")[0]
+        query = self.embedder.encode([question], kind="query")[0]
         rel = step_features(rel_feats, graph, self.transe_dim, self.use_transe)
         c = len(graph.candidates)  # the first c answers (joint_graph)
         item = joint_item(graph, result.kg, self.features, rel, query, walk[:c])

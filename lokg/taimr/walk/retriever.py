@@ -69,14 +69,14 @@ class WalkModel:
     Args:
         net: the trained network (put in eval mode).
         kg: the graph walked.
-        encoder: the sentence encoder it was trained with (node names, relation names,
+        embedder: the sentence encoder it was trained with (node names, relation names,
             questions).
         transe: ``[R, d_r]`` TransE relation embeddings of ``kg`` (``None``: zeros, e.g. on a
             KG the model was not trained on and has no TransE).
         transe_dim: d_r the network expects.
         use_names: whether the network was trained with relation-name features.
         question_lm: the question encoder fine-tuned with the network (``None``: the
-            network was trained on ``encoder``'s frozen question vectors).
+            network was trained on ``embedder``'s frozen question vectors).
         both_directions: whether the network was trained walking both edge directions (its
             step-relation vocabulary).
     """
@@ -85,7 +85,7 @@ class WalkModel:
         self,
         net: WalkNet,
         kg: KnowledgeGraph,
-        encoder: SentenceEncoder,
+        embedder: SentenceEncoder,
         transe: np.ndarray | None,
         transe_dim: int,
         use_names: bool = True,
@@ -96,8 +96,8 @@ class WalkModel:
         self.question_lm = question_lm
         self._lm_cache: dict[str, tuple] = {}
         self.kg = kg
-        self.encoder = encoder
-        names = relation_names(kg, encoder) if use_names else None
+        self.embedder = embedder
+        names = relation_names(kg, embedder) if use_names else None
         self.rel_feats = relation_features(transe, names, kg.num_relations, transe_dim)
         #: the step relations the walk is normalised over (``normalization="vocabulary"``):
         #: all 2R rows when the network walked both directions, else the R forward ones
@@ -112,7 +112,7 @@ class WalkModel:
         self, question: str
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
         """``(q [1, d_q], tokens [1, T, d_q] | None, mask [1, T] | None)`` as the network was
-        trained on them (fine-tuned encoder, else the frozen encoder's vectors)."""
+        trained on them (the fine-tuned question encoder's, else the embedder's frozen vectors)."""
         if self.question_lm is not None:
             if question not in self._lm_cache:
                 if len(self._lm_cache) >= 4096:
@@ -120,10 +120,10 @@ class WalkModel:
                 self._lm_cache[question] = self.question_lm.encode([question])
             q, tokens, mask = self._lm_cache[question]
             return (q, tokens, mask) if self.net.question_tokens else (q, None, None)
-        q = torch.from_numpy(np.asarray(self.encoder.encode([question], kind="query"), np.float32))
+        q = torch.from_numpy(np.asarray(self.embedder.encode([question], kind="query"), np.float32))
         if not self.net.question_tokens:
             return q, None, None
-        return q, torch.from_numpy(self.encoder.encode_tokens([question], "query")[0])[None], None
+        return q, torch.from_numpy(self.embedder.encode_tokens([question], "query")[0])[None], None
 
     @torch.no_grad()
     def hop_log_probs(self, question: str) -> tuple[np.ndarray, np.ndarray]:
@@ -142,7 +142,8 @@ class WalkModel:
         kg = self.kg
         if self.net.graph_context:
             names = [kg.entity_name(int(e)) for e in graph.nodes]
-            x = torch.from_numpy(np.asarray(self.encoder.encode(names, kind="passage"), np.float32))
+            vecs = self.embedder.encode(names, kind="passage")
+            x = torch.from_numpy(np.asarray(vecs, np.float32))
         else:  # no entity enters the score: node features are not computed
             x = torch.zeros(graph.num_nodes, 0)
         q, tokens, mask = self.question(question)
@@ -160,7 +161,7 @@ class WalkRetriever(Retriever):
 
     Args:
         kg: the graph searched.
-        encoder: sentence encoder (S_sem of Eq. (17); also the model's features).
+        embedder: sentence encoder (S_sem of Eq. (17); also the model's features).
         model: the trained :class:`WalkModel` on ``kg``.
         max_hops: L (3).
         k_top: answers whose best paths are returned (20); ``"auto"`` returns up to
@@ -181,7 +182,7 @@ class WalkRetriever(Retriever):
     def __init__(
         self,
         kg: KnowledgeGraph,
-        encoder: SentenceEncoder,
+        embedder: SentenceEncoder,
         model: WalkModel,
         max_hops: int = 3,
         k_top: int | str = 20,
@@ -204,7 +205,7 @@ class WalkRetriever(Retriever):
         for key, value in (("max_hops", max_hops), ("k_max", k_max), ("beam_width", beam_width)):
             if value < 1:
                 raise ValueError(f"retriever.{key} must be >= 1, got {value}")
-        self.kg, self.encoder, self.model = kg, encoder, model
+        self.kg, self.embedder, self.model = kg, embedder, model
         self.max_hops, self.k_top, self.k_max = max_hops, k_top, k_max
         self.beam_width, self.max_fanout = beam_width, max_fanout
         self.both_directions, self.lambda_q = both_directions, lambda_q
@@ -306,8 +307,8 @@ class WalkRetriever(Retriever):
         """``[len(answers)]`` S_sem of Eq. (17) (zeros when ``lambda_q`` is 0)."""
         if not self.lambda_q:
             return np.zeros(len(answers))
-        q_vec = self.encoder.encode([question.text], kind="query")[0]
-        a_vec = self.encoder.encode([self.kg.entity_name(a) for a in answers], "passage")
+        q_vec = self.embedder.encode([question.text], kind="query")[0]
+        a_vec = self.embedder.encode([self.kg.entity_name(a) for a in answers], "passage")
         return a_vec @ q_vec  # unit-norm rows, so the dot is the cosine
 
     def _anchor_path(self, p: AnchorPath, final: float, sem: float) -> RetrievedPath:
@@ -339,7 +340,7 @@ class WalkRetriever(Retriever):
 
 def build_learned(
     kg: KnowledgeGraph,
-    encoder: SentenceEncoder,
+    embedder: SentenceEncoder,
     model_dir: str | os.PathLike | None = None,
     relation_embeddings: np.ndarray | None = None,
     max_hops: int = 3,
@@ -395,43 +396,43 @@ def build_learned(
         shape_ok = relation_embeddings.shape == (kg.num_relations, a["transe_dim"])
         transe = relation_embeddings if shape_ok else None
     model = WalkModel(
-        net, kg, encoder, transe, a["transe_dim"], a["name_dim"] > 0, lm, a["both_directions"]
+        net, kg, embedder, transe, a["transe_dim"], a["name_dim"] > 0, lm, a["both_directions"]
     )
     fb = None
     if fallback == "semantic":
         from lokg.taimr.retriever import SemanticRetriever
 
-        fb = SemanticRetriever(whole, encoder, max_hops)
+        fb = SemanticRetriever(whole, embedder, max_hops)
     reranker = None
     if rerank is not None:
-        reranker = _reranker(Path(model_dir), rerank, rerank_weight, encoder, a)
+        reranker = _reranker(Path(model_dir), rerank, rerank_weight, embedder, a)
     return WalkRetriever(
-        kg, encoder, model, max_hops, k_top, k_max, beam_width, max_fanout,
+        kg, embedder, model, max_hops, k_top, k_max, beam_width, max_fanout,
         both_directions, lambda_q, fb, anchors=anchors, reranker=reranker,
     )  # fmt: skip
 
 
-#: (directory, omega, encoder) -> its Reranker: a per-question-subgraph dataset builds a
+#: (directory, omega, embedder) -> its Reranker: a per-question-subgraph dataset builds a
 #: retriever per question, and the network, its settings and its name cache are shared
 _RERANKERS: dict[tuple, Reranker] = {}
 
 
-def _reranker(model_dir: Path, rerank: str, weight: float | None, encoder, walk) -> Reranker:
+def _reranker(model_dir: Path, rerank: str, weight: float | None, embedder, walk) -> Reranker:
     """The answer GAT named by ``retriever.rerank`` (:func:`build_learned`;
     :func:`~lokg.taimr.walk.rerank.resolve_rerank`), checked against the walk it re-scores
     (``walk``: the recorded architecture of the walk model)."""
     directory = resolve_rerank(model_dir, rerank).resolve()
-    key = (directory, weight, id(encoder))
+    key = (directory, weight, id(embedder))
     if key in _RERANKERS:
         return _RERANKERS[key]
     net, meta = load_answer_gat(directory)
     a = meta["architecture"]
     rel_dim = walk["transe_dim"] + walk["name_dim"] + 1
-    names = encoder.output_dim
+    names = embedder.output_dim
     for what, want, got in (
         ("the walk's TransE size", walk["transe_dim"], a["transe_dim"]),
         ("the walk's relation features", rel_dim, a["rel_dim"]),
-        ("the encoder's size + structure", None if names is None else names + STRUCTURE_DIM,
+        ("the embedder's size + structure", None if names is None else names + STRUCTURE_DIM,
          a["node_dim"]),
     ):  # fmt: skip
         if want is not None and want != got:
@@ -448,7 +449,7 @@ def _reranker(model_dir: Path, rerank: str, weight: float | None, encoder, walk)
     if len(_RERANKERS) >= 8:
         _RERANKERS.clear()
     _RERANKERS[key] = Reranker(
-        net, encoder, a["weight"] if weight is None else float(weight), a["max_candidates"],
+        net, embedder, a["weight"] if weight is None else float(weight), a["max_candidates"],
         a["max_neighbours"], a["transe_dim"], a["use_transe"],
     )  # fmt: skip
     return _RERANKERS[key]
