@@ -2,6 +2,7 @@
 
     python bench/bench_ittc_pathquestion.py [--data pq2h pq3h pql2h pql3h] [--split val|test]
         [--limit N] [--budgets 128 256 512 1024 2048] [--encoder ittc|ittc_rank]
+        [--override key=value ...]
 
 Questions and graph (the dataset's whole KB, without SCOS) come from the package
 (``configs/data/<name>.yaml`` and its split; see ``bench/_data.py``):
@@ -67,7 +68,7 @@ def greedy_over_dp(
 
 
 def bench_dataset(name: str, args: argparse.Namespace) -> None:
-    cfg = compose(name, [f"encoder={args.encoder}"])
+    cfg = compose(name, [f"encoder={args.encoder}", *args.override])
     enc = hydra.utils.instantiate(cfg.encoder)
     if not isinstance(enc, ITTCEncoder):
         raise ValueError(f"encoder={args.encoder} builds {type(enc).__name__}, not ITTCEncoder")
@@ -129,6 +130,12 @@ def main() -> None:
     parser.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     parser.add_argument(
         "--encoder", default="ittc", help="an ITTC config of configs/encoder/ (ittc, ittc_rank)"
+    )
+    parser.add_argument(
+        "--override",
+        nargs="*",
+        default=[],
+        help="further config overrides, e.g. data.source.inverse=never (the KB as given)",
     )
     args = parser.parse_args()
     for name in args.data:
