@@ -134,16 +134,11 @@ FILMS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("scos", "warned"), [("default", 1), ("lokg", 0)])
-def test_scos_stage_warns_once_per_contradicted_merge(
-    make_cfg, tmp_path, monkeypatch, caplog, scos, warned
-):
-    """The SCOS stage logs a WARNING per merge above ``scos_warn_contradiction``, whatever
-    ``scos=``: the paper's merges directed_by + written_by (warned), ours refuses it (nothing
-    merged, nothing to warn about). TransE's vectors are replaced by one direction (cos 1) and
-    types by none, as in the hand-checked test, so Eq. (3) admits the pair."""
-    import logging
-
+def _films_with_parallel_transe(monkeypatch, tmp_path):
+    """FILMS with a TransE fit, and SCOS's compress patched so that every relation vector is
+    one direction (cos 1), no entity types and min_support 1: Eq. (3) then admits
+    directed_by + written_by, and only the guards under test can refuse it. Returns the
+    DataModule stand-in, the model and its trainer."""
     import lokg.scos
 
     real = lokg.scos.compress
@@ -160,6 +155,20 @@ def test_scos_stage_warns_once_per_contradicted_merge(
         kg=kg, artifact_dir=tmp_path / "artifacts" / "data" / "films",
         artifacts_root=tmp_path / "artifacts", triple_val_fraction=0.05, split_seed=0,
     )  # fmt: skip
+    return dm, model, trainer
+
+
+@pytest.mark.parametrize(("scos", "warned"), [("default", 1), ("lokg", 0)])
+def test_scos_stage_warns_once_per_contradicted_merge(
+    make_cfg, tmp_path, monkeypatch, caplog, scos, warned
+):
+    """The SCOS stage logs a WARNING per merge above ``scos_warn_contradiction``, whatever
+    ``scos=``: the paper's merges directed_by + written_by (warned), ours refuses it (nothing
+    merged, nothing to warn about). TransE's vectors are replaced by one direction (cos 1) and
+    types by none, as in the hand-checked test, so Eq. (3) admits the pair."""
+    import logging
+
+    dm, model, trainer = _films_with_parallel_transe(monkeypatch, tmp_path)
     with caplog.at_level(logging.WARNING, logger="lokg.train_stages"):
         run_scos_stage(make_cfg("train", [f"scos={scos}"]), dm, model, trainer, seed=0)
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -178,22 +187,7 @@ def test_scos_stage_reads_names_with_the_name_guard(make_cfg, tmp_path, monkeypa
     it; at 0.7 the pair the paper's settings merge is refused by name."""
     import json
 
-    import lokg.scos
-
-    real = lokg.scos.compress
-
-    def parallel(kg, embeddings, cfg, entity_embeddings=None, relation_names=None):
-        cfg = {**cfg, "entity_types": "none", "min_support": 1}
-        return real(kg, np.ones_like(embeddings), cfg, relation_names=relation_names)
-
-    monkeypatch.setattr(lokg.scos, "compress", parallel)
-    kg = KnowledgeGraph.from_labeled_triples(FILMS)
-    model = _transe(kg)
-    trainer, _ = _fit(model, tmp_path, (DataLoader(kg.triples, batch_size=4),), None)
-    dm = SimpleNamespace(
-        kg=kg, artifact_dir=tmp_path / "artifacts" / "data" / "films",
-        artifacts_root=tmp_path / "artifacts", triple_val_fraction=0.05, split_seed=0,
-    )  # fmt: skip
+    dm, model, trainer = _films_with_parallel_transe(monkeypatch, tmp_path)
     plain = run_scos_stage(make_cfg("train", ["scos=default"]), dm, model, trainer, seed=0)
     cfg = make_cfg("train", ["scos=default", "+scos.min_name_cosine=0.7"])
     named = run_scos_stage(cfg, dm, model, trainer, seed=0)
