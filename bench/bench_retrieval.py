@@ -124,12 +124,17 @@ RERANK_ROWS: dict[str, tuple[dict, float]] = {
 ROWS.update({row: (_LEARNED, {}) for row in RERANK_ROWS})
 
 
+def _train_flags(change: dict) -> str:
+    """``change`` as the ``model.<key>=<value>`` overrides of the training command."""
+    return " ".join(f"model.{k}={str(v).lower()}" for k, v in change.items())
+
+
 def rerank_model_dir(dataset_dir: Path, walk_dir: Path, change: dict) -> Path:
     """The dataset's ``rerank-*`` artifact trained on ``walk_dir``'s candidates with the
     default ``model=rerank`` config and ``change`` (:func:`rerank_models`)."""
     found = rerank_models(dataset_dir, walk_dir, change)
     if not found:
-        flags = " ".join(f"model.{k}={str(v).lower()}" for k, v in change.items())
+        flags = _train_flags(change)
         raise SystemExit(
             f"error: no answer GAT trained on {walk_dir.name} with the default model=rerank "
             f"config {flags} under {dataset_dir}; run `python train.py experiment=train_rerank "
@@ -145,7 +150,7 @@ def walk_model_dir(dataset_dir: Path, change: dict) -> Path:
     under older settings never stands for a row (selection on validation only)."""
     found = walk_models(dataset_dir, change)
     if not found:
-        flags = " ".join(f"model.{k}={str(v).lower()}" for k, v in change.items())
+        flags = _train_flags(change)
         raise SystemExit(
             f"error: no walk model trained with the default model config{' and ' if flags else ''}"
             f"{flags} under {dataset_dir}; run `python train.py experiment=train_walk "

@@ -48,16 +48,14 @@ from lokg.ittc.encoder import EncodedContext, Encoder
 from lokg.ittc.passages import encode_passages
 from lokg.llm.accounting import add_accounting
 from lokg.retrieval import RetrievalResult, Retriever
-from lokg.tokens import BUDGET_SCOPES, Budget, check_budget_scope
+from lokg.tokens import Budget, check_budget_scope
 from lokg.typing import Question
 
 __all__ = [
-    "BUDGET_SCOPES",
     "LOKG",
     "NUM_BOOST_CANDIDATES",
     "BudgetExceeded",
     "PipelineOutput",
-    "check_budget_scope",
 ]
 
 #: candidate answers (TAIMR's coarse filter) whose triples get alpha = lambda_boost, Eq. (10)
@@ -91,7 +89,7 @@ class PipelineOutput:
         context: the encoded evidence; ``context.text`` is placed in the prompt verbatim.
         retrieval: the retriever's result.
         budget: the token budget B (of the evidence, or of the whole prompt: ``budget_scope``).
-        budget_scope: ``"evidence"`` or ``"prompt"`` (:data:`BUDGET_SCOPES`).
+        budget_scope: ``"evidence"`` or ``"prompt"`` (:data:`lokg.tokens.BUDGET_SCOPES`).
         evidence_budget: the budget the evidence was encoded for: B, or with
             ``budget_scope="prompt"`` B minus the prompt's tokens without evidence.
         no_evidence: no topic entity was found in the graph or the evidence is empty; the LLM
@@ -136,10 +134,10 @@ class LOKG:
         budget: token budget B (the top-level ``budget`` key).
         cache_dir: where the retriever persists its cache (``None``: not persisted).
         provenance: identities of the artifacts answers depend on (enters evaluate's key).
-        budget_scope: what B caps, one of :data:`BUDGET_SCOPES`: ``"evidence"`` (the paper's)
-            or ``"prompt"`` (template + question + evidence, counted with the encoder's
-            tokenizer; the reader says what its prompt costs). The naive "w/o ITTC" encoder
-            is cut to neither (Table 6).
+        budget_scope: what B caps, one of :data:`lokg.tokens.BUDGET_SCOPES`: ``"evidence"``
+            (the paper's) or ``"prompt"`` (template + question + evidence, counted with the
+            encoder's tokenizer; the reader says what its prompt costs). The naive "w/o ITTC"
+            encoder is cut to neither (Table 6).
         answer_without_evidence: ask the LLM even when a question has no evidence (default
             False: the call is skipped and the question recorded as ``no_evidence``).
     """
