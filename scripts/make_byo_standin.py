@@ -42,13 +42,13 @@ from lokg.config import compose_config
 from lokg.data.restyle import STYLES, restyle
 from lokg.data.sources import CustomSource
 from lokg.errors import InputError
-from lokg.kg.io import write_triples
+from lokg.kg.io import QUESTION_KEYS, write_triples
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the PathQuestion dataset configs under configs/data/
 DATASETS = ("pq2h", "pq3h", "pql2h", "pql3h")
-#: the keys of a written question record (lokg.kg.io.QUESTION_KEYS without gold_path)
-RECORD_KEYS = ("id", "question", "answers", "topic_entities")
+#: the keys of a written question record: the reader's required ones (no gold_path)
+RECORD_KEYS = QUESTION_KEYS[:4]
 KG_FILE, QUESTIONS_FILE = "kg.tsv", "questions.jsonl"
 
 
@@ -105,15 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise InputError(f"--data {args.data}: no question could be restyled ({rep})")
 
     triples = [kg.labeled(i) for i in range(kg.num_triples)]
-    records = [
-        {
-            "id": q.id,
-            "question": q.text,
-            "answers": list(q.answers),
-            "topic_entities": list(q.topic_entities),
-        }
-        for q in styled
-    ]
+    records = [{k: v for k, v in q.to_json().items() if k in RECORD_KEYS} for q in styled]
     out.mkdir(parents=True, exist_ok=True)
     kg_path, questions_path = out / KG_FILE, out / QUESTIONS_FILE
     with ExitStack() as stack:  # both renamed only after both are written and read back
