@@ -107,6 +107,12 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
         _LEARNED,
         {"graph_context": True, "normalization": "node"},
     ),
+    # the same with each hop's question matched against W_r e_r + W h_v, Eq. (13)'s key, in
+    # place of W_r e_r alone (docs/design/taimr.md "Learned walk", item 3)
+    "learned, GAT node states, question keyed on relation and node": (
+        _LEARNED,
+        {"graph_context": True, "normalization": "node", "question_key": "relation_node"},
+    ),
     # several topic entities (issue 28): every topic walks with the whole question and the
     # answers are merged by logsumexp, the walk's retrieval before the anchors' join
     "learned, anchors union": ([*_LEARNED, "+retriever.anchors=union"], {}),

@@ -631,8 +631,14 @@ class End2EndRow:
     relations: int  # |R| ITTC and the walk see
     merged: int | None  # planted pairs SCOS merged (None where SCOS cannot merge one)
     wrong: int  # merged pairs that were not planted
-    train_s: float  # TransE + SCOS + walk-model training, seconds
+    train_s: float  # TransE + SCOS (+ the walk model with --retriever learned), seconds
 
+
+#: end2end retrievers: --retriever name -> (the evaluate override, whether a walk model is trained)
+END2END_RETRIEVERS = {
+    "learned": ((), True),  # the default retriever, trained on the KB's own questions
+    "rules": (("retriever=taimr_linked",), False),  # relation linking by name, nothing trained
+}
 
 #: end2end configurations: (row label, KB, scos config group, evaluate overrides)
 END2END_ROWS = (
@@ -656,6 +662,7 @@ def end2end(args: argparse.Namespace) -> None:
     from lokg.train import run as train
 
     quiet = ["trainer.enable_progress_bar=false", "~logger", f"seed={args.seed}", *args.overrides]
+    retriever_over, train_walk = END2END_RETRIEVERS[args.retriever]
     worst = {"with": 1.0, "without": 1.0}
     for data in args.data:
         dm = load_datamodule(compose(data))
@@ -676,7 +683,7 @@ def end2end(args: argparse.Namespace) -> None:
         truth = {tuple(sorted((name_of(a), name_of(b)))) for a, b in pk.synonym_pairs.tolist()}
         print(
             f"== {data} + {args.k} planted ({variant} names, seed {args.seed}), "
-            f"B={args.budget}, experiment=lokg, llm=extractive",
+            f"B={args.budget}, experiment=lokg, retriever: {args.retriever}, llm=extractive",
             flush=True,
         )
         rows: dict[str, list] = {split: [] for split in args.split}
@@ -698,11 +705,12 @@ def end2end(args: argparse.Namespace) -> None:
                 )
             )
             result = SCOSResult.load(out["scos_dir"] / "scos")
-            train(
-                compose_config(
-                    "train", ["experiment=train_walk", *data_over, f"scos={scos}", *quiet], root
+            if train_walk:
+                train(
+                    compose_config(
+                        "train", ["experiment=train_walk", *data_over, f"scos={scos}", *quiet], root
+                    )
                 )
-            )
             t_train = time.perf_counter() - t0
             # the exported artifacts hold what evaluate reads; Lightning's checkpoints (~0.5
             # GB a run) are not kept
@@ -718,6 +726,7 @@ def end2end(args: argparse.Namespace) -> None:
                         [
                             *data_over,
                             "experiment=lokg",
+                            *retriever_over,
                             *eval_over,
                             "llm=extractive",
                             f"split={split}",
@@ -1066,6 +1075,12 @@ def main() -> None:
     )
     e.add_argument(
         "--split", nargs="+", choices=("val", "test"), default=["val"], help="the last: last line"
+    )
+    e.add_argument(
+        "--retriever",
+        choices=tuple(END2END_RETRIEVERS),
+        default="learned",
+        help="learned: the default walk, trained per row; rules: retriever=taimr_linked",
     )
     e.add_argument("--budget", type=int, default=128)
     e.add_argument("--root", default="logs/bench_scos_end2end", help="artifacts and results")

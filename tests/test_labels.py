@@ -132,6 +132,12 @@ RETRIEVAL_ROWS = {
             "bench:learned_GAT_node_states_in_the_step_logits",
             "full",
         ),
+    "learned, GAT node states, question keyed on relation and node":
+        (
+            "learned, GAT node states, question keyed on relation and node",
+            "bench:learned_GAT_node_states_question_keyed_on_relation_and_node",
+            "full",
+        ),
 }  # fmt: skip
 
 
