@@ -87,14 +87,31 @@ def _cell(attention: str, linking: str, lambda_topo: float) -> list[str]:
     ]
 
 
-def _named_cells(data: str) -> dict[tuple[str, str, float], str]:
-    """Grid cell -> the experiments whose retriever it is (from the composed configs)."""
+def _named_cells(data: str, base: Sequence[str]) -> dict[tuple[str, str, float], str]:
+    """Grid cell -> the experiments whose retriever it is (from the composed configs).
+
+    A cell is "the retriever of experiment=X" only when its whole composed retriever config
+    equals X's; a cell that shares X's (attention, linking, mu) but differs elsewhere (the
+    base's beam width or K_top unit, say) is marked with the keys that differ, so that the
+    grid never calls a cell the paper's when it is not.
+    """
+    from omegaconf import OmegaConf
+
     names: dict[tuple[str, str, float], str] = {}
     for exp in EXPERIMENTS:
         r = compose(data, [f"experiment={exp}"]).retriever
-        if "attention" in r:
-            key = (str(r.attention), str(r.relation_linking), float(r.lambda_topo))
-            names[key] = " + ".join(filter(None, [names.get(key), f"experiment={exp}"]))
+        if "attention" not in r:
+            continue
+        key = (str(r.attention), str(r.relation_linking), float(r.lambda_topo))
+        cell = compose(data, [*base, *_cell(*key)]).retriever
+        ours, theirs = OmegaConf.to_container(cell), OmegaConf.to_container(r)
+        diff = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+        mark = f"experiment={exp}" + (
+            f" except {', '.join(f'{k}={ours.get(k)} (not {theirs.get(k)})' for k in diff)}"
+            if diff
+            else ""
+        )
+        names[key] = " + ".join(filter(None, [names.get(key), mark]))
     return names
 
 
@@ -118,7 +135,7 @@ def quality(args: argparse.Namespace) -> None:
                     f"{dm.name}: no trained GAT under {dm.artifact_dir}; run `python train.py "
                     f"experiment=train_gat data={name}` first, or pass --attention uniform"
                 )
-        named = _named_cells(name)
+        named = _named_cells(name, base)
         grid = [(a, k, lt) for a in args.attention for k in LINKING for lt in LAMBDA_TOPO]
         cells = [
             (
