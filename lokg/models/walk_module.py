@@ -44,7 +44,12 @@ from torchmetrics import MeanMetric
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.ddp import nothing_to_learn
-from lokg.taimr.walk.anchors import anchor_arm, anchor_view, rank_jointly
+from lokg.taimr.walk.anchors import (
+    anchor_arm,
+    anchor_view,
+    rank_jointly,
+    rank_jointly_on_graphs,
+)
 from lokg.taimr.walk.graph import WalkGraph, walk_graph
 from lokg.taimr.walk.net import (
     WalkNet,
@@ -357,7 +362,7 @@ class WalkModule(pl.LightningModule):
         kg, hp = self.kg, self.hparams
         answers = frozenset(a for a in (kg.entities.get(x) for x in q.answers) if a is not None)
         length = len(gold) if 0 < len(gold) <= hp.max_hops else None
-        vocabulary = hp.normalization == "vocabulary"
+        vocabulary = self._steps_only()
         if vocabulary:
             g = answer_graph(
                 kg, topic, sorted(answers), hp.max_hops, hp.max_fanout, hp.both_directions
@@ -370,6 +375,13 @@ class WalkModule(pl.LightningModule):
             g, paths = keep_steps(g, paths)
             log_degree = np.log(relation_degrees(kg, g).astype(np.float64))
         return SupervisedQuestion(q, g, paths, answers, topic, log_degree)
+
+    def _steps_only(self) -> bool:
+        """Whether a path's probability needs only its own steps (the vocabulary-normalised
+        walk with the uniform split); the GAT split needs each question's walk graph: a
+        step's share depends on its siblings' node states."""
+        hp = self.hparams
+        return hp.normalization == "vocabulary" and not hp.graph_context
 
     def check_supervision(self, questions: Sequence[Question], split: str = "train") -> float:
         """Share of ``questions`` with a supervised path; raises when there is none at all."""
@@ -441,7 +453,7 @@ class WalkModule(pl.LightningModule):
         :func:`~lokg.taimr.walk.search.beam_walk` as the retriever does; no walk graph is scored."""
         hp = self.hparams
         L, texts = hp.max_hops, [s.question.text for s in items]
-        if hp.normalization != "vocabulary":
+        if not self._steps_only():
             step_lp, stop_lp, off_m, off_n = self.score_graphs([s.graph for s in items], texts)
             path_lp = self._path_log_probs(items, step_lp, stop_lp, off_m, off_n)
             loss = -torch.stack(path_lp).mean() if path_lp else step_lp.sum() * 0.0
@@ -449,16 +461,13 @@ class WalkModule(pl.LightningModule):
             if rank:
                 step_np = step_lp.detach().double().cpu().numpy()
                 stop_np = stop_lp.detach().double().cpu().numpy()
-                orders = [
-                    rank_answers(
-                        s.graph,
-                        step_np[off_m[i] : off_m[i + 1]],
-                        stop_np[off_n[i] : off_n[i + 1]],
-                        L,
-                        hp.beam_width,
-                    )[0]
+                scored = [
+                    (s.graph, step_np[off_m[i] : off_m[i + 1]], stop_np[off_n[i] : off_n[i + 1]])
                     for i, s in enumerate(items)
                 ]
+                orders = [rank_answers(*g, L, hp.beam_width)[0] for g in scored]
+                if hp.normalization == "vocabulary":  # the GAT split: a proper walk, joined
+                    orders = self._join_anchors_on_graphs(items, orders, scored)
             return loss, orders
         device = self.relation_table.weight.device
         encoded = self._encode(texts)
@@ -514,6 +523,25 @@ class WalkModule(pl.LightningModule):
                 for i in members
             ]
             joined = rank_jointly(self.kg, walks, candidates, hp.max_hops, hp.both_directions)
+            joint = [j.entity for j in joined]
+            for i in members:
+                out[i] = joint
+        return out
+
+    def _join_anchors_on_graphs(self, items, orders, scored) -> list[list[int]]:
+        """:meth:`_join_anchors` for the GAT split: each anchor's exact support read from its
+        scored walk graph (:func:`~lokg.taimr.walk.anchors.rank_jointly_on_graphs`)."""
+        by_question: dict[str, list[int]] = {}
+        for i, s in enumerate(items):
+            by_question.setdefault(s.question.id, []).append(i)
+        out = list(orders)
+        for members in by_question.values():
+            if len(members) < 2:
+                continue
+            candidates = {a for i in members for a in orders[i]}
+            joined = rank_jointly_on_graphs(
+                [scored[i] for i in members], candidates, self.hparams.max_hops
+            )
             joint = [j.entity for j in joined]
             for i in members:
                 out[i] = joint
