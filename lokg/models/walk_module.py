@@ -15,8 +15,9 @@ Memory.  The vocabulary-normalised loss reads only the supervised paths' steps: 
 question keeps those steps alone (found without the L-hop ball,
 :func:`~lokg.taimr.walk.supervision.answer_graph`) and validation ranks answers with the retriever's
 own :func:`~lokg.taimr.walk.search.beam_walk`, so nothing per question grows with the graph.  The
-node-normalised walk needs each question's (sampled, ``max_fanout`` per node) L-hop walk
-graph, batched as a disjoint union.
+node-normalised walk and the GAT split (``graph_context=True``: a step's share depends on
+its siblings' node states) need each question's (sampled, ``max_fanout`` per node) L-hop
+walk graph, batched as a disjoint union.
 
 Validation logs ``val/loss``, ``val/hits@1`` (the best answer by beam search is gold) and
 ``val/recall`` (a gold answer among the ``k_top`` best); checkpoints select on
@@ -151,7 +152,9 @@ class WalkModule(pl.LightningModule):
         question_tokens: hop queries from a per-hop attention over the question's token
             embeddings (:class:`WalkNet`); needs ``token_encoder`` in ``set_graph``.
         graph_context: node states from the RelGAT enter the scores (``False``: relation and
-            question only, :class:`WalkNet`).
+            question only, :class:`WalkNet`); with ``normalization="vocabulary"`` they only
+            split each relation's probability among a node's steps (the GAT split), and
+            training and validation score each question's whole walk graph.
         normalization: ``"node"`` or ``"vocabulary"``: what a hop's step probabilities are
             normalised over (:meth:`WalkNet.log_probs`).
         question_encoder: ``"frozen"`` (the sentence encoder's cached vectors) or

@@ -282,9 +282,11 @@ class WalkNet(nn.Module):
             memorise entity-specific chains on PathQuestion: docs/design/taimr.md).
         question_tokens: hop queries from a per-hop attention over the question's token
             embeddings (module doc) instead of the pooled question vector.
-        graph_context: run the RelGAT and let node states enter the step and stop logits
-            (default); ``False`` scores a step by its relation and the question alone (the
-            first logit term keeps only ``a_rel^T W_r e_r``; stop has a learned key).
+        graph_context: run the RelGAT: under ``normalization="node"`` its node states enter
+            the step and stop logits; under ``"vocabulary"`` they share each relation's
+            probability among a node's steps (the GAT split, module doc).  ``False`` (the
+            default walk) scores a step by its relation and the question alone (the first
+            logit term keeps only ``a_rel^T W_r e_r``; stop has a learned key).
         normalization: how :meth:`log_probs` turns logits into the walk's probabilities:
             ``"node"`` (each node's steps and stop, :func:`walk_log_probs`) or
             ``"vocabulary"`` (each hop's relation vocabulary and stop, shared among a node's
