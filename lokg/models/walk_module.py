@@ -470,7 +470,11 @@ class WalkModule(pl.LightningModule):
                 ]
                 orders = [rank_answers(*g, L, hp.beam_width)[0] for g in scored]
                 if hp.normalization == "vocabulary":  # the GAT split: a proper walk, joined
-                    orders = self._join_anchors_on_graphs(items, orders, scored)
+
+                    def on_graphs(members, candidates):
+                        return rank_jointly_on_graphs([scored[i] for i in members], candidates, L)
+
+                    orders = self._join_anchors(items, orders, on_graphs)
             return loss, orders
         device = self.relation_table.weight.device
         encoded = self._encode(texts)
@@ -497,43 +501,30 @@ class WalkModule(pl.LightningModule):
         if rank:
             logp_np = hop_logp.detach().double().cpu().numpy()
             stop_np = hop_stop.detach().double().cpu().numpy()
-            orders = []
+            orders, hop = [], []
             for i, s in enumerate(items):
                 b = i if logp_np.shape[0] > 1 else 0
+                hop.append((logp_np[b], stop_np[b]))
                 g, walks = beam_walk(
-                    self.kg, s.topic, logp_np[b], stop_np[b], L, hp.beam_width,
-                    hp.both_directions,
+                    self.kg, s.topic, *hop[-1], L, hp.beam_width, hp.both_directions
                 )  # fmt: skip
                 found = answers_of(g, walks)
                 orders.append(sorted(found, key=lambda a: (-found[a][0], a)))
-            orders = self._join_anchors(items, orders, logp_np, stop_np)
+
+            def on_kg(members, candidates):
+                walks = [(items[i].topic, *hop[i]) for i in members]
+                return rank_jointly(self.kg, walks, candidates, L, hp.both_directions)
+
+            orders = self._join_anchors(items, orders, on_kg)
         return loss, orders
 
-    def _join_anchors(self, items, orders, logp_np, stop_np) -> list[list[int]]:
+    def _join_anchors(self, items, orders, rank_members) -> list[list[int]]:
         """``orders`` with the items of one question (its anchors) ranked jointly, as the
         retriever ranks them (:func:`~lokg.taimr.walk.anchors.join` of every anchor's exact
-        support over the answers any anchor's beam found); one order per item still."""
-        hp, by_question = self.hparams, {}
-        for i, s in enumerate(items):
-            by_question.setdefault(s.question.id, []).append(i)
-        out = list(orders)
-        for members in by_question.values():
-            if len(members) < 2:
-                continue
-            candidates = {a for i in members for a in orders[i]}
-            walks = [
-                (items[i].topic, *(x[i if x.shape[0] > 1 else 0] for x in (logp_np, stop_np)))
-                for i in members
-            ]
-            joined = rank_jointly(self.kg, walks, candidates, hp.max_hops, hp.both_directions)
-            joint = [j.entity for j in joined]
-            for i in members:
-                out[i] = joint
-        return out
-
-    def _join_anchors_on_graphs(self, items, orders, scored) -> list[list[int]]:
-        """:meth:`_join_anchors` for the GAT split: each anchor's exact support read from its
-        scored walk graph (:func:`~lokg.taimr.walk.anchors.rank_jointly_on_graphs`)."""
+        support over the answers any anchor's beam found); one order per item still.
+        ``rank_members(members, candidates)``: the joined ranking of those items' anchors
+        (:func:`~lokg.taimr.walk.anchors.rank_jointly` on the KG, or
+        :func:`~lokg.taimr.walk.anchors.rank_jointly_on_graphs` under the GAT split)."""
         by_question: dict[str, list[int]] = {}
         for i, s in enumerate(items):
             by_question.setdefault(s.question.id, []).append(i)
@@ -542,10 +533,7 @@ class WalkModule(pl.LightningModule):
             if len(members) < 2:
                 continue
             candidates = {a for i in members for a in orders[i]}
-            joined = rank_jointly_on_graphs(
-                [scored[i] for i in members], candidates, self.hparams.max_hops
-            )
-            joint = [j.entity for j in joined]
+            joint = [j.entity for j in rank_members(members, candidates)]
             for i in members:
                 out[i] = joint
         return out

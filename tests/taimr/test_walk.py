@@ -189,17 +189,21 @@ def test_vocabulary_log_probs_by_hand():
     assert node_stop[3, 1].exp().item() == pytest.approx(1.0)
 
 
+def _vocabulary_net(graph_context: bool):
+    """A vocabulary-normalised WalkNet and a 4-node graph: node 0 has every relation (0, 1, 2)
+    once, node 1 only relation 0, twice.  Returns ``(net, rel_feats, edge_index, rel)``."""
+    torch.manual_seed(0)
+    net = WalkNet(4, 5, 6, hidden=8, heads=2, max_hops=2, graph_context=graph_context,
+                  normalization="vocabulary").eval()  # fmt: skip
+    edge_index = torch.tensor([[0, 0, 0, 1, 1], [1, 2, 3, 2, 3]])
+    return net, torch.randn(3, 5), edge_index, torch.tensor([0, 1, 2, 0, 0])
+
+
 def test_vocabulary_normalization_matches_the_networks_logits():
     """WalkNet.log_probs(normalization="vocabulary") is vocabulary_log_probs on its
     own step logits: a node's probabilities of its relations and stop sum to at most 1, and to
     exactly 1 on a node that has every relation of the vocabulary."""
-    torch.manual_seed(0)
-    net = WalkNet(4, 5, 6, hidden=8, heads=2, max_hops=2, graph_context=False,
-                          normalization="vocabulary").eval()  # fmt: skip
-    rel_feats = torch.randn(3, 5)
-    # node 0 has every relation (0, 1, 2) once; node 1 only relation 0, twice
-    edge_index = torch.tensor([[0, 0, 0, 1, 1], [1, 2, 3, 2, 3]])
-    rel = torch.tensor([0, 1, 2, 0, 0])
+    net, rel_feats, edge_index, rel = _vocabulary_net(graph_context=False)
     x, q = torch.zeros(4, 0), torch.randn(1, 6)
     step_lp, stop_lp = net.log_probs(x, edge_index, rel, rel_feats, q)
     total_0 = step_lp[:3, 1].exp().sum() + stop_lp[0, 1].exp()
@@ -214,12 +218,7 @@ def test_gat_split_starts_uniform_and_hands_out_each_relation_whole():
     """graph_context=True under vocabulary normalisation (the GAT split): the relation and stop
     probabilities are the question's alone; node states only share a relation's probability
     among a node's steps that carry it.  W_p^(t) starts at zero: the uniform 1/deg_r(u)."""
-    torch.manual_seed(0)
-    net = WalkNet(4, 5, 6, hidden=8, heads=2, max_hops=2, graph_context=True,
-                  normalization="vocabulary").eval()  # fmt: skip
-    rel_feats = torch.randn(3, 5)
-    edge_index = torch.tensor([[0, 0, 0, 1, 1], [1, 2, 3, 2, 3]])
-    rel = torch.tensor([0, 1, 2, 0, 0])
+    net, rel_feats, edge_index, rel = _vocabulary_net(graph_context=True)
     x, q = torch.randn(4, 4), torch.randn(1, 6)
     hop_lp, hop_stop = net.hop_log_probs(rel_feats, q)  # [1, L, 3], [1, L]
     step_lp, stop_lp = net.log_probs(x, edge_index, rel, rel_feats, q)

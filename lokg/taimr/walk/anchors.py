@@ -47,8 +47,8 @@ __all__ = [
     "anchor_arm",
     "anchor_support",
     "anchor_view",
-    "join",
     "graph_support",
+    "join",
     "rank_jointly",
     "rank_jointly_on_graphs",
 ]

@@ -16,7 +16,8 @@ relation and stop distributions stay the question's alone and the node states on
 a relation's probability is shared among a node's steps that carry it, in place of the
 uniform ``1 / deg_r(u)``:
 
-   ``log P_t(u --r--> v | q) = log P_t(r | q) + log softmax_{v' in N_r(u)} <W_p^(t) c_t, W h_v'> / sqrt(d')``
+   ``log P_t(u --r--> v | q) = log P_t(r | q) + log softmax_{v' in N_r(u)} s_t(v')``,
+   ``s_t(v) = <W_p^(t) c_t, W h_v> / sqrt(d')``
 
 so every node still hands out exactly ``P_t(r | q)`` for each relation and stops with
 ``P_t(stop | q)``: a proper walk distribution, whose answer probabilities the anchors' join
@@ -536,9 +537,7 @@ class WalkNet(nn.Module):
         logits = (q_split[owner] * hp[dst].unsqueeze(1)).sum(-1) / math.sqrt(C)  # [m, L]
         _, group = torch.unique(src * rel_feats.size(0) + step_relation, return_inverse=True)
         size = int(group.max()) + 1 if group.numel() else 0
-        lse = torch.stack(
-            [group_logsumexp(logits[:, t], group, size)[group] for t in range(L)], 1
-        )
+        lse = torch.stack([group_logsumexp(logits[:, t], group, size)[group] for t in range(L)], 1)
         return logits - lse
 
     def hop_log_probs(
