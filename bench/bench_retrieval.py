@@ -113,6 +113,10 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
         _LEARNED,
         {"graph_context": True, "normalization": "node", "question_key": "relation_node"},
     ),
+    # the GAT split (issue 28 §3): the default walk's relation and stop distributions, the
+    # GAT's node states sharing a relation's probability among a node's steps (in place of
+    # 1/deg_r(u)), so the anchors' exact join still applies
+    "learned, GAT split": (_LEARNED, {"graph_context": True}),
     # several topic entities (issue 28): every topic walks with the whole question and the
     # answers are merged by logsumexp, the walk's retrieval before the anchors' join
     "learned, anchors union": ([*_LEARNED, "+retriever.anchors=union"], {}),

@@ -138,6 +138,8 @@ RETRIEVAL_ROWS = {
             "bench:learned_GAT_node_states_question_keyed_on_relation_and_node",
             "full",
         ),
+    "learned, GAT split":
+        ("learned, GAT split", "bench:learned_GAT_split", "full"),
 }  # fmt: skip
 
 

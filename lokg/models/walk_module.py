@@ -15,8 +15,9 @@ Memory.  The vocabulary-normalised loss reads only the supervised paths' steps: 
 question keeps those steps alone (found without the L-hop ball,
 :func:`~lokg.taimr.walk.supervision.answer_graph`) and validation ranks answers with the retriever's
 own :func:`~lokg.taimr.walk.search.beam_walk`, so nothing per question grows with the graph.  The
-node-normalised walk needs each question's (sampled, ``max_fanout`` per node) L-hop walk
-graph, batched as a disjoint union.
+node-normalised walk and the GAT split (``graph_context=True``: a step's share depends on
+its siblings' node states) need each question's (sampled, ``max_fanout`` per node) L-hop
+walk graph, batched as a disjoint union.
 
 Validation logs ``val/loss``, ``val/hits@1`` (the best answer by beam search is gold) and
 ``val/recall`` (a gold answer among the ``k_top`` best); checkpoints select on
@@ -44,7 +45,12 @@ from torchmetrics import MeanMetric
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.models.ddp import nothing_to_learn
-from lokg.taimr.walk.anchors import anchor_arm, anchor_view, rank_jointly
+from lokg.taimr.walk.anchors import (
+    anchor_arm,
+    anchor_view,
+    rank_jointly,
+    rank_jointly_on_graphs,
+)
 from lokg.taimr.walk.graph import WalkGraph, walk_graph
 from lokg.taimr.walk.net import (
     WalkNet,
@@ -146,7 +152,9 @@ class WalkModule(pl.LightningModule):
         question_tokens: hop queries from a per-hop attention over the question's token
             embeddings (:class:`WalkNet`); needs ``token_encoder`` in ``set_graph``.
         graph_context: node states from the RelGAT enter the scores (``False``: relation and
-            question only, :class:`WalkNet`).
+            question only, :class:`WalkNet`); with ``normalization="vocabulary"`` they only
+            split each relation's probability among a node's steps (the GAT split), and
+            training and validation score each question's whole walk graph.
         normalization: ``"node"`` or ``"vocabulary"``: what a hop's step probabilities are
             normalised over (:meth:`WalkNet.log_probs`).
         question_encoder: ``"frozen"`` (the sentence encoder's cached vectors) or
@@ -357,7 +365,7 @@ class WalkModule(pl.LightningModule):
         kg, hp = self.kg, self.hparams
         answers = frozenset(a for a in (kg.entities.get(x) for x in q.answers) if a is not None)
         length = len(gold) if 0 < len(gold) <= hp.max_hops else None
-        vocabulary = hp.normalization == "vocabulary"
+        vocabulary = self._steps_only()
         if vocabulary:
             g = answer_graph(
                 kg, topic, sorted(answers), hp.max_hops, hp.max_fanout, hp.both_directions
@@ -370,6 +378,13 @@ class WalkModule(pl.LightningModule):
             g, paths = keep_steps(g, paths)
             log_degree = np.log(relation_degrees(kg, g).astype(np.float64))
         return SupervisedQuestion(q, g, paths, answers, topic, log_degree)
+
+    def _steps_only(self) -> bool:
+        """Whether a path's probability needs only its own steps (the vocabulary-normalised
+        walk with the uniform split); the GAT split needs each question's walk graph: a
+        step's share depends on its siblings' node states."""
+        hp = self.hparams
+        return hp.normalization == "vocabulary" and not hp.graph_context
 
     def check_supervision(self, questions: Sequence[Question], split: str = "train") -> float:
         """Share of ``questions`` with a supervised path; raises when there is none at all."""
@@ -441,7 +456,7 @@ class WalkModule(pl.LightningModule):
         :func:`~lokg.taimr.walk.search.beam_walk` as the retriever does; no walk graph is scored."""
         hp = self.hparams
         L, texts = hp.max_hops, [s.question.text for s in items]
-        if hp.normalization != "vocabulary":
+        if not self._steps_only():
             step_lp, stop_lp, off_m, off_n = self.score_graphs([s.graph for s in items], texts)
             path_lp = self._path_log_probs(items, step_lp, stop_lp, off_m, off_n)
             loss = -torch.stack(path_lp).mean() if path_lp else step_lp.sum() * 0.0
@@ -449,16 +464,17 @@ class WalkModule(pl.LightningModule):
             if rank:
                 step_np = step_lp.detach().double().cpu().numpy()
                 stop_np = stop_lp.detach().double().cpu().numpy()
-                orders = [
-                    rank_answers(
-                        s.graph,
-                        step_np[off_m[i] : off_m[i + 1]],
-                        stop_np[off_n[i] : off_n[i + 1]],
-                        L,
-                        hp.beam_width,
-                    )[0]
+                scored = [
+                    (s.graph, step_np[off_m[i] : off_m[i + 1]], stop_np[off_n[i] : off_n[i + 1]])
                     for i, s in enumerate(items)
                 ]
+                orders = [rank_answers(*g, L, hp.beam_width)[0] for g in scored]
+                if hp.normalization == "vocabulary":  # the GAT split: a proper walk, joined
+
+                    def on_graphs(members, candidates):
+                        return rank_jointly_on_graphs([scored[i] for i in members], candidates, L)
+
+                    orders = self._join_anchors(items, orders, on_graphs)
             return loss, orders
         device = self.relation_table.weight.device
         encoded = self._encode(texts)
@@ -485,23 +501,31 @@ class WalkModule(pl.LightningModule):
         if rank:
             logp_np = hop_logp.detach().double().cpu().numpy()
             stop_np = hop_stop.detach().double().cpu().numpy()
-            orders = []
+            orders, hop = [], []
             for i, s in enumerate(items):
                 b = i if logp_np.shape[0] > 1 else 0
+                hop.append((logp_np[b], stop_np[b]))
                 g, walks = beam_walk(
-                    self.kg, s.topic, logp_np[b], stop_np[b], L, hp.beam_width,
-                    hp.both_directions,
+                    self.kg, s.topic, *hop[-1], L, hp.beam_width, hp.both_directions
                 )  # fmt: skip
                 found = answers_of(g, walks)
                 orders.append(sorted(found, key=lambda a: (-found[a][0], a)))
-            orders = self._join_anchors(items, orders, logp_np, stop_np)
+
+            def on_kg(members, candidates):
+                walks = [(items[i].topic, *hop[i]) for i in members]
+                return rank_jointly(self.kg, walks, candidates, L, hp.both_directions)
+
+            orders = self._join_anchors(items, orders, on_kg)
         return loss, orders
 
-    def _join_anchors(self, items, orders, logp_np, stop_np) -> list[list[int]]:
+    def _join_anchors(self, items, orders, rank_members) -> list[list[int]]:
         """``orders`` with the items of one question (its anchors) ranked jointly, as the
         retriever ranks them (:func:`~lokg.taimr.walk.anchors.join` of every anchor's exact
-        support over the answers any anchor's beam found); one order per item still."""
-        hp, by_question = self.hparams, {}
+        support over the answers any anchor's beam found); one order per item still.
+        ``rank_members(members, candidates)``: the joined ranking of those items' anchors
+        (:func:`~lokg.taimr.walk.anchors.rank_jointly` on the KG, or
+        :func:`~lokg.taimr.walk.anchors.rank_jointly_on_graphs` under the GAT split)."""
+        by_question: dict[str, list[int]] = {}
         for i, s in enumerate(items):
             by_question.setdefault(s.question.id, []).append(i)
         out = list(orders)
@@ -509,12 +533,7 @@ class WalkModule(pl.LightningModule):
             if len(members) < 2:
                 continue
             candidates = {a for i in members for a in orders[i]}
-            walks = [
-                (items[i].topic, *(x[i if x.shape[0] > 1 else 0] for x in (logp_np, stop_np)))
-                for i in members
-            ]
-            joined = rank_jointly(self.kg, walks, candidates, hp.max_hops, hp.both_directions)
-            joint = [j.entity for j in joined]
+            joint = [j.entity for j in rank_members(members, candidates)]
             for i in members:
                 out[i] = joint
         return out

@@ -189,17 +189,21 @@ def test_vocabulary_log_probs_by_hand():
     assert node_stop[3, 1].exp().item() == pytest.approx(1.0)
 
 
+def _vocabulary_net(graph_context: bool):
+    """A vocabulary-normalised WalkNet and a 4-node graph: node 0 has every relation (0, 1, 2)
+    once, node 1 only relation 0, twice.  Returns ``(net, rel_feats, edge_index, rel)``."""
+    torch.manual_seed(0)
+    net = WalkNet(4, 5, 6, hidden=8, heads=2, max_hops=2, graph_context=graph_context,
+                  normalization="vocabulary").eval()  # fmt: skip
+    edge_index = torch.tensor([[0, 0, 0, 1, 1], [1, 2, 3, 2, 3]])
+    return net, torch.randn(3, 5), edge_index, torch.tensor([0, 1, 2, 0, 0])
+
+
 def test_vocabulary_normalization_matches_the_networks_logits():
     """WalkNet.log_probs(normalization="vocabulary") is vocabulary_log_probs on its
     own step logits: a node's probabilities of its relations and stop sum to at most 1, and to
     exactly 1 on a node that has every relation of the vocabulary."""
-    torch.manual_seed(0)
-    net = WalkNet(4, 5, 6, hidden=8, heads=2, max_hops=2, graph_context=False,
-                          normalization="vocabulary").eval()  # fmt: skip
-    rel_feats = torch.randn(3, 5)
-    # node 0 has every relation (0, 1, 2) once; node 1 only relation 0, twice
-    edge_index = torch.tensor([[0, 0, 0, 1, 1], [1, 2, 3, 2, 3]])
-    rel = torch.tensor([0, 1, 2, 0, 0])
+    net, rel_feats, edge_index, rel = _vocabulary_net(graph_context=False)
     x, q = torch.zeros(4, 0), torch.randn(1, 6)
     step_lp, stop_lp = net.log_probs(x, edge_index, rel, rel_feats, q)
     total_0 = step_lp[:3, 1].exp().sum() + stop_lp[0, 1].exp()
@@ -208,8 +212,60 @@ def test_vocabulary_normalization_matches_the_networks_logits():
     assert total_1.item() < 1.0
     # node 1's two r0 steps share r0's probability, which node 0's single r0 step has whole
     assert step_lp[3, 1].exp().item() == pytest.approx(step_lp[0, 1].exp().item() / 2)
-    with pytest.raises(ValueError, match="graph_context=False"):
-        WalkNet(4, 5, 6, hidden=8, heads=2, normalization="vocabulary")
+
+
+def test_gat_split_starts_uniform_and_hands_out_each_relation_whole():
+    """graph_context=True under vocabulary normalisation (the GAT split): the relation and stop
+    probabilities are the question's alone; node states only share a relation's probability
+    among a node's steps that carry it.  W_p^(t) starts at zero: the uniform 1/deg_r(u)."""
+    net, rel_feats, edge_index, rel = _vocabulary_net(graph_context=True)
+    x, q = torch.randn(4, 4), torch.randn(1, 6)
+    hop_lp, hop_stop = net.hop_log_probs(rel_feats, q)  # [1, L, 3], [1, L]
+    step_lp, stop_lp = net.log_probs(x, edge_index, rel, rel_feats, q)
+    uniform = hop_lp[0, :, rel].T - torch.tensor([1, 1, 1, 2, 2.0]).log().unsqueeze(1)
+    assert torch.allclose(step_lp, uniform, atol=1e-6)
+    assert torch.allclose(stop_lp, hop_stop.expand(4, 2))
+    torch.nn.init.normal_(net.split_query.weight)  # a trained split
+    step_lp, stop_lp = net.log_probs(x, edge_index, rel, rel_feats, q)
+    p = step_lp.exp()
+    assert p[3, 1].item() != pytest.approx(p[4, 1].item(), abs=1e-4)  # node 1 now prefers one
+    # ... but hands out r0's probability whole, as node 0's single r0 step has it
+    assert (p[3] + p[4]).tolist() == pytest.approx(p[0].tolist(), abs=1e-6)
+    assert torch.allclose(step_lp[:3], uniform[:3], atol=1e-6)  # one step per relation: all
+    assert torch.allclose(stop_lp, hop_stop.expand(4, 2))  # stopping is untouched
+    assert (p[:3, 1].sum() + stop_lp[0, 1].exp()).item() == pytest.approx(1.0, abs=1e-6)
+
+
+def _children_by_country(n: int) -> tuple[KnowledgeGraph, list[Question]]:
+    """p_i -children-> c_i france and p_i -children-> d_i spain (the country in the child's
+    name: its node feature); asked for the child of one country.  The relation is the same:
+    only node states can tell the two children apart."""
+    triples, questions = [], []
+    for i in range(n):
+        kids = {"france": f"c{i}_france", "spain": f"d{i}_spain"}
+        triples += [(f"p{i}", "children", kid) for kid in kids.values()]
+        for country, kid in kids.items():
+            questions.append(
+                Question(f"q{i}{country}", f"which son of p{i} is {country} ?", (kid,),
+                         (f"p{i}",), ((f"p{i}", "children", kid),))
+            )  # fmt: skip
+    return KnowledgeGraph.from_labeled_triples(triples), questions
+
+
+@pytest.mark.slow
+def test_gat_split_tells_apart_what_the_uniform_split_cannot():
+    """Two children by one relation: the uniform split ties them (half the held-out
+    questions at best), the GAT split learns from their node states which the question asks
+    for."""
+    embedder = KeywordEncoder(model_id="test/keywords")
+    kg, questions = _children_by_country(12)
+    train, held_out = questions[:16], questions[16:]
+    uniform = _module(kg, embedder, graph_context=False, normalization="vocabulary")
+    _fit(uniform, train)
+    assert _hits(uniform, held_out) <= 0.5 + 1e-9
+    split = _module(kg, embedder, graph_context=True, normalization="vocabulary")
+    _fit(split, train)
+    assert _hits(split, held_out) == 1.0
 
 
 @pytest.mark.parametrize("beam", [2, 16])

@@ -5,9 +5,18 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from lokg.kg.graph import KnowledgeGraph
-from lokg.taimr.walk.anchors import ANCHOR_MARK, anchor_arm, anchor_support, anchor_view, join
+from lokg.taimr.walk.anchors import (
+    ANCHOR_MARK,
+    anchor_arm,
+    anchor_support,
+    anchor_view,
+    graph_support,
+    join,
+)
+from lokg.taimr.walk.graph import walk_graph
 
 TRIPLES = [
     ("ann", "children", "cal"),
@@ -127,19 +136,111 @@ def test_training_gives_each_anchor_its_view_and_its_arm(kg):
     assert [s.question.text for s in m.supervise_all(one)] == ["who is ann 's son ?"]
 
 
+def test_validation_joins_the_anchors_under_the_gat_split(kg):
+    """The GAT split's validation ranks a question's anchors jointly, from each anchor's
+    scored walk graph, as the retriever does: one order for both items."""
+    from lokg.models.walk_module import rank_answers
+    from lokg.taimr.walk.anchors import rank_jointly_on_graphs
+    from lokg.typing import Question
+
+    from .conftest import KeywordEncoder
+    from .test_walk import _module
+
+    m = _module(kg, KeywordEncoder(model_id="test/keywords"), graph_context=True,
+                normalization="vocabulary")  # fmt: skip
+    q = Question("c", "what is both ann 's son and male 's holder ?", ("cal",), ("ann", "male"),
+                 (("ann", "children", "cal"), ("cal", "gender", "male")))  # fmt: skip
+    items = m.supervise_all(q)
+    assert all(s.graph.num_steps > len(s.paths[0]) for s in items)  # whole walk graphs
+    with torch.no_grad():
+        _, orders = m._batch_loss(items, rank=True)
+        step, stop, off_m, off_n = m.score_graphs([s.graph for s in items],
+                                                  [s.question.text for s in items])  # fmt: skip
+    scored = [
+        (s.graph, step[off_m[i] : off_m[i + 1]].double().numpy(),
+         stop[off_n[i] : off_n[i + 1]].double().numpy())
+        for i, s in enumerate(items)
+    ]  # fmt: skip
+    candidates = {a for g in scored for a in rank_answers(*g, 2, m.hparams.beam_width)[0]}
+    joint = [j.entity for j in rank_jointly_on_graphs(scored, candidates, 2)]
+    assert orders == [joint, joint]
+
+
 class ScriptedWalkModel:
     """A test double of the walk model: each view of the question gets the hop distribution
     scripted for the anchor it marks (children from ann, gender^-1 from male)."""
 
     def __init__(self, kg):
         self.kg = kg
-        self.net = type("Net", (), {"normalization": "vocabulary"})()
+        self.net = type(
+            "Net", (), {"normalization": "vocabulary", "graph_context": False, "gat_split": False}
+        )()
         self.views: list[str] = []
 
     def hop_log_probs(self, text):
         self.views.append(text)
         step = "gender^-1" if f"{ANCHOR_MARK} 's holder" in text else "children"
         return hops(self.kg, {step: 0.9}, stop=0.9)
+
+
+class ScriptedSplitWalkModel(ScriptedWalkModel):
+    """The same test double under the GAT split: it scores each anchor's walk graph, the
+    split uniform (``-log deg_r(u)`` within the graph), so the join must come out as the
+    lazy one's."""
+
+    def __init__(self, kg):
+        super().__init__(kg)
+        self.net = type(
+            "Net", (), {"normalization": "vocabulary", "graph_context": True, "gat_split": True}
+        )()
+
+    def log_probs(self, graph, text):
+        return uniform_split(graph, *self.hop_log_probs(text))
+
+
+def uniform_split(graph, logp, stop):
+    """``(step_logp [m, L], stop_logp [n, L])`` of the hop distributions on a walk graph, each
+    relation's probability split evenly among a node's steps that carry it."""
+    key = graph.src * (logp.shape[1] + 1) + graph.step_relation
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    step = logp[:, graph.step_relation].T - np.log(counts[inverse])[:, None]
+    stop_lp = np.tile(stop, (graph.num_nodes, 1))
+    stop_lp[:, 0] = -np.inf
+    return step, stop_lp
+
+
+def test_graph_support_is_the_lazy_support_when_the_split_is_uniform(kg):
+    """:func:`graph_support` on a scored walk graph (the GAT split's route) sums the same paths
+    with the same scores as :func:`anchor_support` on the KG, when the split is uniform."""
+    logp, stop = hops(kg, {"children": 0.5, "gender": 0.3, "children^-1": 0.1}, stop=0.6)
+    everyone = list(range(kg.num_entities))
+    for anchor in ("ann", "male"):
+        a = kg.entities[anchor]
+        lazy = anchor_support(kg, a, everyone, logp, stop, max_hops=2)
+        g = walk_graph(kg, a, 2)
+        on_graph = graph_support(g, *uniform_split(g, logp, stop), everyone, max_hops=2)
+        assert set(on_graph) == set(lazy)
+        for e, (total, path) in lazy.items():
+            assert on_graph[e][0] == pytest.approx(total)
+            assert on_graph[e][1].log_prob == pytest.approx(path.log_prob)
+
+
+def test_the_retriever_joins_on_graphs_under_the_gat_split(kg):
+    from lokg.taimr.walk.retriever import WalkRetriever
+    from lokg.typing import Question
+
+    from .conftest import KeywordEncoder
+
+    embedder = KeywordEncoder(model_id="test/keywords")
+    q = Question("c", "which son of ann is male 's holder ?", ("cal",), ("ann", "male"))
+    split = ScriptedSplitWalkModel(kg)
+    got = WalkRetriever(kg, embedder, split, max_hops=2, beam_width=16).retrieve(q)
+    want = WalkRetriever(kg, embedder, ScriptedWalkModel(kg), max_hops=2, beam_width=16).retrieve(q)
+    assert len(split.views) == 2 and all(ANCHOR_MARK in v for v in split.views)
+    assert [(a.label, round(a.score, 9)) for a in got.answers] == [
+        (a.label, round(a.score, 9)) for a in want.answers
+    ]
+    assert sorted(p.entities for p in got.paths) == sorted(p.entities for p in want.paths)
 
 
 def test_the_retriever_ranks_by_the_join_and_sends_every_anchors_path(kg):

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from lokg.kg.graph import KnowledgeGraph
+from lokg.taimr.walk.graph import WalkGraph
+from lokg.taimr.walk.search import answers_of, beam_search
 
 __all__ = [
     "ANCHOR_MARK",
@@ -45,8 +47,10 @@ __all__ = [
     "anchor_arm",
     "anchor_support",
     "anchor_view",
+    "graph_support",
     "join",
     "rank_jointly",
+    "rank_jointly_on_graphs",
 ]
 
 #: ``log P_k(a | q)`` of an anchor with no path to ``a``, in a score that must be one number
@@ -259,3 +263,41 @@ def rank_jointly(
             for anchor, hop_logp, hop_stop in walks
         ]
     )
+
+
+def graph_support(
+    graph: WalkGraph,
+    step_logp: np.ndarray,
+    stop_logp: np.ndarray,
+    candidates: Iterable[int],
+    max_hops: int,
+) -> dict[int, tuple[float, AnchorPath]]:
+    """:func:`anchor_support` read from a scored walk graph (the GAT split, whose step
+    log-probabilities depend on the nodes): ``log P_anchor(a | q)`` summed over every path of
+    at most ``max_hops`` steps in ``graph`` (an unpruned :func:`beam_search`, the same
+    straight-back rule), for each candidate (global id) it reaches, with its best path.
+
+    Shapes: ``step_logp [m, L]``, ``stop_logp [n, L]`` (:meth:`WalkNet.log_probs`'s)."""
+    targets = {int(a) for a in candidates}
+    walks = beam_search(graph, step_logp, stop_logp, max_hops, None)
+    out = {}
+    for a, (total, best) in answers_of(graph, walks).items():
+        if a not in targets:
+            continue
+        steps = list(best.steps)
+        entities = (int(graph.nodes[0]), *(int(graph.nodes[graph.dst[e]]) for e in steps))
+        tids = tuple(int(graph.triple_ids[e]) for e in steps)
+        out[a] = (total, AnchorPath(entities, tids, best.log_prob))
+    return out
+
+
+def rank_jointly_on_graphs(
+    scored: Sequence[tuple[WalkGraph, np.ndarray, np.ndarray]],
+    candidates: Iterable[int],
+    max_hops: int,
+) -> list[Joined]:
+    """:func:`join` of every anchor's :func:`graph_support` over ``candidates``: what the
+    retriever ranks and what validation scores under the GAT split.  ``scored``: per anchor,
+    ``(its walk graph, step_logp [m, L], stop_logp [n, L])``."""
+    order = sorted(set(candidates))
+    return join([graph_support(g, step, stop, order, max_hops) for g, step, stop in scored])

@@ -9,9 +9,20 @@ soft-maxed over the whole relation vocabulary and stop.  In effect a question ->
 chain model, run on the graph.
 
 **The option** ``graph_context=True`` adds TAIMR's relation-aware GAT (Eq. (13)-(15), step 1
-below) with the question in its attention logits; its node states enter the step and stop
-logits.  It costs about 4x the training time and did not improve PQ-3H validation
-(docs/design/taimr.md), so it is off by default.
+below) with the question in its attention logits.  With ``normalization="node"`` its node
+states enter the step and stop logits (about 4x the training time; it did not improve PQ-3H
+validation, docs/design/taimr.md).  With ``normalization="vocabulary"`` (the *GAT split*) the
+relation and stop distributions stay the question's alone and the node states only decide how
+a relation's probability is shared among a node's steps that carry it, in place of the
+uniform ``1 / deg_r(u)``:
+
+   ``log P_t(u --r--> v | q) = log P_t(r | q) + log softmax_{v' in N_r(u)} s_t(v')``,
+   ``s_t(v) = <W_p^(t) c_t, W h_v> / sqrt(d')``
+
+so every node still hands out exactly ``P_t(r | q)`` for each relation and stops with
+``P_t(stop | q)``: a proper walk distribution, whose answer probabilities the anchors' join
+multiplies (:mod:`lokg.taimr.walk.anchors`).  ``W_p^(t)`` starts at zero, so an untrained split
+is the uniform one.
 
 Layers:
 
@@ -216,18 +227,21 @@ def vocabulary_log_probs(
     step_relation: Tensor,
     edge_owner: Tensor,
     node_owner: Tensor,
+    split_logp: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """The walk's step and stop log-probabilities from :func:`hop_distribution`'s: a
     relation's probability is shared among the node's steps with that relation,
 
         log P_t(u --r--> v | q) = log P_t(r | q) - log deg_r(u)
 
+    (uniformly; ``split_logp [m, L]``, the GAT split's log-shares, replaces ``-log deg_r(u)``)
+
     and stopping costs log P_t(stop | q) wherever the walk is.  Unlike
     :func:`walk_log_probs`, a node that lacks the relation the question asks for does not
     hand that relation's probability to its other steps or to stopping: the walk's mass
     there is lost (a dead end), so a path that stops early at an entity without the asked
-    relation is not preferred to the full path.  Needs step logits that depend on the
-    relation and the question only (``graph_context=False``).
+    relation is not preferred to the full path.  The relation's log-probability depends on
+    the relation and the question only.
 
     Shapes:
         - ``hop_logp [B, L, V]``, ``hop_stop [B, L]``, ``src [m]``, ``step_relation [m]``,
@@ -236,7 +250,9 @@ def vocabulary_log_probs(
         - **output:** ``step_logp [m, L]``, ``stop_logp [n, L]`` (column 0 is -inf)
     """
     step_lp = hop_logp[edge_owner, :, step_relation]
-    return step_lp - step_log_degree(src, step_relation).unsqueeze(1), hop_stop[node_owner]
+    if split_logp is None:
+        split_logp = -step_log_degree(src, step_relation).unsqueeze(1)
+    return step_lp + split_logp, hop_stop[node_owner]
 
 
 def widen_to_step_relations(hop_logp: Tensor, vocabulary: Tensor | None, width: int) -> Tensor:
@@ -267,13 +283,16 @@ class WalkNet(nn.Module):
             memorise entity-specific chains on PathQuestion: docs/design/taimr.md).
         question_tokens: hop queries from a per-hop attention over the question's token
             embeddings (module doc) instead of the pooled question vector.
-        graph_context: run the RelGAT and let node states enter the step and stop logits
-            (default); ``False`` scores a step by its relation and the question alone (the
-            first logit term keeps only ``a_rel^T W_r e_r``; stop has a learned key).
+        graph_context: run the RelGAT: under ``normalization="node"`` its node states enter
+            the step and stop logits; under ``"vocabulary"`` they share each relation's
+            probability among a node's steps (the GAT split, module doc).  ``False`` (the
+            default walk) scores a step by its relation and the question alone (the first
+            logit term keeps only ``a_rel^T W_r e_r``; stop has a learned key).
         normalization: how :meth:`log_probs` turns logits into the walk's probabilities:
             ``"node"`` (each node's steps and stop, :func:`walk_log_probs`) or
             ``"vocabulary"`` (each hop's relation vocabulary and stop, shared among a node's
-            steps of one relation, :func:`vocabulary_log_probs`; needs ``graph_context=False``).
+            steps of one relation, :func:`vocabulary_log_probs`: uniformly, or with
+            ``graph_context=True`` by the GAT's node states, the *GAT split* of the module doc).
         name_match: add ``tau_t * cos(c_t, name(r))`` to every hop logit (module doc);
             needs the question and ``name_span``.
         name_span: ``(start, stop)``, the columns of ``rel_feats`` that hold the relation's
@@ -312,11 +331,6 @@ class WalkNet(nn.Module):
             raise ValueError(
                 f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}"
             )
-        if normalization == "vocabulary" and graph_context:
-            raise ValueError(
-                "normalization='vocabulary' needs graph_context=False (a step's logit must "
-                "not depend on its entities)"
-            )
         self.normalization = normalization
         if question_key not in QUESTION_KEYS:
             raise ValueError(f"question_key must be one of {QUESTION_KEYS}, got {question_key!r}")
@@ -340,7 +354,9 @@ class WalkNet(nn.Module):
                 dropout,
                 query_dim=query_dim if question_in_attention else None,
             )
-        else:
+        #: the GAT split (module doc): node states share a relation's probability
+        self.gat_split = graph_context and normalization == "vocabulary"
+        if not graph_context or self.gat_split:  # stop is one more "relation"
             self.stop_key = nn.Parameter(torch.empty(hidden))
         self.lin = nn.Linear(hidden, hidden, bias=False) if graph_context else None  # W
         self.lin_rel = nn.Linear(rel_dim, hidden, bias=False)  # W_r
@@ -351,6 +367,9 @@ class WalkNet(nn.Module):
         else:
             self.hop_query_vec = nn.Parameter(torch.empty(max_hops, hidden))
             self.stop_query_vec = nn.Parameter(torch.empty(max_hops, hidden))
+        if self.gat_split:  # W_p^(t) (zero at the start: the uniform split)
+            split_in = query_dim if question_in_attention else 1
+            self.split_query = nn.Linear(split_in, max_hops * hidden, bias=False)
         if question_tokens:
             self.token_key = nn.Linear(query_dim, hidden, bias=False)  # W_k
             self.token_recur = nn.Linear(query_dim, hidden, bias=False)  # W_c
@@ -372,8 +391,10 @@ class WalkNet(nn.Module):
     def reset_parameters(self) -> None:
         if self.graph_context:
             self.gat.reset_parameters()
-        else:
+        if not self.graph_context or self.gat_split:
             nn.init.normal_(self.stop_key, std=self.hidden**-0.5)
+        if self.gat_split:
+            nn.init.zeros_(self.split_query.weight)
         if self.lin is not None:
             nn.init.xavier_uniform_(self.lin.weight)
         nn.init.xavier_uniform_(self.lin_rel.weight)
@@ -470,14 +491,54 @@ class WalkNet(nn.Module):
                 token_mask,
             )  # fmt: skip
             return walk_log_probs(step, stop, src, x.size(0))
-        hop_logp, hop_stop = self.hop_log_probs(
-            rel_feats, query, tokens, token_mask, vocabulary, vocabulary_keys
-        )  # [B | 1, L, V], [B | 1, L]
+        asked = self._question_queries(query, tokens, token_mask)
+        hop_logp, hop_stop = self._hop_log_probs(asked, rel_feats, vocabulary, vocabulary_keys)
         if edge_owner is None or hop_logp.size(0) == 1:  # one question (or none): broadcast
             edge_owner = torch.zeros_like(src)
             node_owner = torch.zeros(x.size(0), dtype=torch.long, device=src.device)
         hop_logp = widen_to_step_relations(hop_logp, vocabulary, rel_feats.size(0))
-        return vocabulary_log_probs(hop_logp, hop_stop, src, step_relation, edge_owner, node_owner)
+        split = None
+        if self.gat_split:
+            split = self.split_log_probs(x, edge_index, step_relation, rel_feats, asked, edge_owner)
+        return vocabulary_log_probs(
+            hop_logp, hop_stop, src, step_relation, edge_owner, node_owner, split
+        )
+
+    def split_log_probs(
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        step_relation: Tensor,
+        rel_feats: Tensor,
+        asked: tuple,
+        edge_owner: Tensor,
+    ) -> Tensor:
+        """The GAT split (module doc): ``[m, L]`` log of each step's share of its relation's
+        probability at its node, ``log softmax`` over the steps leaving the same node with the
+        same relation of ``<W_p^(t) c_t, W h_v> / sqrt(d')`` (``h`` the RelGAT's node states,
+        ``v`` the step's end).  ``asked``: :meth:`_question_queries`' output; ``edge_owner
+        [m]`` each step's question.  Each group's shares sum to one, so a node hands out
+        ``P_t(r | q)`` whole."""
+        query, _, _, ctx = asked
+        single = query is None or query.size(0) == 1
+        h, _ = self.gat(
+            x, edge_index, step_relation, rel_feats,
+            query if self.question_in_attention else None,
+            None if single else edge_owner,
+        )  # fmt: skip  # [n, d']
+        hp = self.lin(h)  # [n, d']
+        L, C = self.max_hops, self.hidden
+        if ctx is None:  # no question: one learned vector per hop
+            q_split = self.split_query.weight.view(1, L, C)
+        else:
+            q_split = torch.einsum("lcd,bld->blc", self.split_query.weight.view(L, C, -1), ctx)
+        src, dst = edge_index
+        owner = torch.zeros_like(src) if single else edge_owner
+        logits = (q_split[owner] * hp[dst].unsqueeze(1)).sum(-1) / math.sqrt(C)  # [m, L]
+        _, group = torch.unique(src * rel_feats.size(0) + step_relation, return_inverse=True)
+        size = int(group.max()) + 1 if group.numel() else 0
+        lse = torch.stack([group_logsumexp(logits[:, t], group, size)[group] for t in range(L)], 1)
+        return logits - lse
 
     def hop_log_probs(
         self,
@@ -500,7 +561,18 @@ class WalkNet(nn.Module):
         """
         if self.normalization != "vocabulary":
             raise ValueError("hop_log_probs needs normalization='vocabulary'")
-        _, q_hop, q_stop, ctx = self._question_queries(query, tokens, token_mask)  # [B|1, L, .]
+        asked = self._question_queries(query, tokens, token_mask)
+        return self._hop_log_probs(asked, rel_feats, vocabulary, vocabulary_keys)
+
+    def _hop_log_probs(
+        self,
+        asked: tuple,
+        rel_feats: Tensor,
+        vocabulary: Tensor | None,
+        vocabulary_keys: Tensor | None,
+    ) -> tuple[Tensor, Tensor]:
+        """:meth:`hop_log_probs` from :meth:`_question_queries`' output ``asked``."""
+        _, q_hop, q_stop, ctx = asked  # [B|1, L, .]
         keys = vocabulary_keys
         if keys is None:
             keys = self.relation_keys(rel_feats, vocabulary)
@@ -534,8 +606,8 @@ class WalkNet(nn.Module):
         return (query, *self._hop_queries(query, tokens, token_mask))
 
     def _stop_logits(self, q_stop: Tensor) -> Tensor:
-        """``[B, L]`` stop logits with the learned stop key (``graph_context=False``): stop is
-        one more "relation"."""
+        """``[B, L]`` stop logits with the learned stop key (``normalization="vocabulary"``,
+        or ``graph_context=False``): stop is one more "relation"."""
         return (q_stop * self.stop_key).sum(-1) / math.sqrt(self.hidden) + self.stop_bias
 
     def forward(

@@ -44,7 +44,13 @@ from lokg.retrieval import (
     resolve_topics,
     triples_of_paths,
 )
-from lokg.taimr.walk.anchors import ANCHOR_MODES, AnchorPath, anchor_view, rank_jointly
+from lokg.taimr.walk.anchors import (
+    ANCHOR_MODES,
+    AnchorPath,
+    anchor_view,
+    rank_jointly,
+    rank_jointly_on_graphs,
+)
 from lokg.taimr.walk.artifact import RELATION_TABLE_FILE, load_walk_network, recorded_architecture
 from lokg.taimr.walk.graph import WalkGraph, walk_graph
 from lokg.taimr.walk.joint import STRUCTURE_DIM
@@ -235,10 +241,13 @@ class WalkRetriever(Retriever):
         best: dict[int, RetrievedPath] = {}
         # the vocabulary-normalised walk scores a step from its relation and its node alone:
         # the beam builds only the steps it expands (beam_walk), never the L-hop ball
-        lazy = self.model.net.normalization == "vocabulary"
+        net = self.model.net
+        lazy = net.normalization == "vocabulary" and not net.graph_context
         several = len(topics) > 1 and len(question.topic_entities) > 1
         if lazy and several and self.anchors == "join":
             return self._retrieve_anchors(question, topics, unknown, k)
+        if net.gat_split and several and self.anchors == "join":
+            return self._retrieve_anchors_on_graphs(question, topics, unknown, k)
         hop = self.model.hop_log_probs(question.text) if lazy and topics else None
         for topic in topics:
             if hop is not None:
@@ -292,6 +301,32 @@ class WalkRetriever(Retriever):
             return self._fall_back(question, topics, unknown)
         walks = [(t.entity, *hop) for t, hop in zip(topics, hops, strict=True)]
         joined = rank_jointly(self.kg, walks, candidates, self.max_hops, self.both_directions)
+        return self._joined_result(question, joined, topics, unknown, k)
+
+    def _retrieve_anchors_on_graphs(
+        self, question: Question, topics, unknown, k: int
+    ) -> RetrievalResult:
+        """Several anchors under the GAT split: each anchor's view scored on its walk graph
+        (the node states decide the shares), its beam's answers the candidates, each
+        anchor's exact support over its graph joined (module doc)."""
+        scored, candidates = [], set()
+        for t in topics:
+            g = self._walk_graph(t.entity)
+            if g.num_steps == 0:
+                continue
+            view = anchor_view(question.text, t.label, question.topic_entities)
+            step_lp, stop_lp = self.model.log_probs(g, view)
+            walks = beam_search(g, step_lp, stop_lp, self.max_hops, self.beam_width)
+            candidates |= set(answers_of(g, walks))
+            scored.append((g, step_lp, stop_lp))
+        if not candidates:
+            return self._fall_back(question, topics, unknown)
+        joined = rank_jointly_on_graphs(scored, candidates, self.max_hops)
+        return self._joined_result(question, joined, topics, unknown, k)
+
+    def _joined_result(self, question: Question, joined, topics, unknown, k: int):
+        """The retrieval result of a join: answers by their joined score (+ S_sem), with the
+        best path from every supporting anchor of the first ``k``."""
         sem = self._semantic(question, [j.entity for j in joined])
         ranked, support_paths = [], {}
         for j, s in zip(joined, sem.tolist(), strict=True):
