@@ -84,9 +84,16 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         result["datamodule"] = datamodule
         return result
     if cfg.train:
-        ckpt_path = resume if resume is not None and resume.is_file() else cfg.get("ckpt_path")
+        resuming = resume is not None and resume.is_file()
+        ckpt_path = resume if resuming else cfg.get("ckpt_path")
         with preemption.stops_fit(resume):
-            trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path)
+            # the resume checkpoint is this job's own file: unpickled whole, as the export
+            # stages read its checkpoints (TransE's hparams carry the optimizer partial,
+            # which torch's weights_only loader refuses)
+            trainer.fit(
+                model, datamodule=datamodule, ckpt_path=ckpt_path,
+                weights_only=False if resuming else None,
+            )  # fmt: skip
         if (line := early_stop_line(trainer)) is not None:
             print(line, flush=True)
     with preemption.keeps_finished_fit(trainer, resume, sigterm):  # test and export
