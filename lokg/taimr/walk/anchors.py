@@ -27,6 +27,7 @@ walk's ``log P(a | q)``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -277,9 +278,17 @@ def graph_support(
     at most ``max_hops`` steps in ``graph`` (an unpruned :func:`beam_search`, the same
     straight-back rule), for each candidate (global id) it reaches, with its best path.
 
+    Only steps that can still end at a candidate are searched (as :func:`anchor_support`
+    expands only nodes within the remaining hops of one), so a hub anchor costs its steps
+    toward the candidates; the scores are the graph's, normalised before.
+
     Shapes: ``step_logp [m, L]``, ``stop_logp [n, L]`` (:meth:`WalkNet.log_probs`'s)."""
     targets = {int(a) for a in candidates}
-    walks = beam_search(graph, step_logp, stop_logp, max_hops, None)
+    keep = _toward(graph, np.isin(graph.nodes, sorted(targets)), max_hops)
+    graph = dataclasses.replace(
+        graph, **{f: getattr(graph, f)[keep] for f in _STEP_FIELDS}
+    )  # fmt: skip
+    walks = beam_search(graph, step_logp[keep], stop_logp, max_hops, None)
     out = {}
     for a, (total, best) in answers_of(graph, walks).items():
         if a not in targets:
@@ -289,6 +298,22 @@ def graph_support(
         tids = tuple(int(graph.triple_ids[e]) for e in steps)
         out[a] = (total, AnchorPath(entities, tids, best.log_prob))
     return out
+
+
+#: the per-step arrays of a :class:`~lokg.taimr.walk.graph.WalkGraph`
+_STEP_FIELDS = ("src", "dst", "triple_ids", "inverse", "step_relation")
+
+
+def _toward(graph: WalkGraph, is_target: np.ndarray, max_hops: int) -> np.ndarray:
+    """``[m]`` whether a step can still be on a path of at most ``max_hops`` steps from the
+    topic that ends at a target node (``is_target [n]``): a step ``u -> v`` is taken at hop
+    ``t >= depth(u)``, so it needs ``dist(v) <= max_hops - 1 - depth(u)``, ``dist`` the fewest
+    steps from a node to a target within the graph."""
+    dist = np.where(is_target, 0, max_hops + 1)
+    for d in range(1, max_hops + 1):
+        starts = graph.src[dist[graph.dst] == d - 1]
+        dist[starts[dist[starts] > d]] = d
+    return dist[graph.dst] <= max_hops - 1 - graph.depth[graph.src]
 
 
 def rank_jointly_on_graphs(
