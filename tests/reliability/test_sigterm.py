@@ -132,31 +132,37 @@ def test_sigterm_is_only_recorded_when_lightning_owns_it_or_a_stop_is_under_way(
     assert guard.received
 
 
-@pytest.mark.slow
-def test_sigterm_after_the_fit_keeps_it_and_the_rerun_only_exports(tmp_path, monkeypatch, capsys):
-    overrides = _tiny_walk_training(tmp_path, epochs=2)
-    real_export = train_stages.run_walk_stage
+def _preempted_at_export(monkeypatch, stage: str, overrides: list[str], root: Path) -> Path:
+    """Run the training with SIGTERM sent as ``train_stages.<stage>`` (its export) begins;
+    check it stops with a kept checkpoint, restore the stage and return the checkpoint."""
+    real_export = getattr(train_stages, stage)
 
     def preempted_export(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGTERM)
         return real_export(*args, **kwargs)
 
-    monkeypatch.setattr(train_stages, "run_walk_stage", preempted_export)
+    monkeypatch.setattr(train_stages, stage, preempted_export)
     with pytest.raises(Interrupted) as stop:
-        train(compose_config("train", overrides, tmp_path))
+        train(compose_config("train", overrides, root))
     match = STOPPED.match(str(stop.value))
     assert match, str(stop.value)
     assert Path(match.group(1)).is_file()
-    assert not list(tmp_path.glob("artifacts/data/*/qgat-*"))
+    monkeypatch.setattr(train_stages, stage, real_export)
+    return Path(match.group(1))
 
-    monkeypatch.setattr(train_stages, "run_walk_stage", real_export)
+
+@pytest.mark.slow
+def test_sigterm_after_the_fit_keeps_it_and_the_rerun_only_exports(tmp_path, monkeypatch, capsys):
+    overrides = _tiny_walk_training(tmp_path, epochs=2)
+    checkpoint = _preempted_at_export(monkeypatch, "run_walk_stage", overrides, tmp_path)
+    assert not list(tmp_path.glob("artifacts/data/*/qgat-*"))
     capsys.readouterr()
     out = train(compose_config("train", overrides, tmp_path))
     # restored at the end of its last epoch (3 questions, batch 1): nothing trained again
-    assert f"resumed from {match.group(1)}: epoch 2, step 6" in capsys.readouterr().out
+    assert f"resumed from {checkpoint}: epoch 2, step 6" in capsys.readouterr().out
     assert out["trainer"].global_step == 6
     assert (out["walk_dir"] / "walk_model.pt").is_file()
-    assert not Path(match.group(1)).exists()
+    assert not checkpoint.exists()
 
 
 @pytest.mark.slow
@@ -168,22 +174,9 @@ def test_a_preempted_transe_training_resumes_from_its_own_checkpoint(tmp_path, m
         "experiment=train_transe", "debug=limit", "trainer.max_epochs=2",
         "trainer.enable_progress_bar=false", "logger=csv",
     ]  # fmt: skip
-    real_export = train_stages.run_scos_stage
-
-    def preempted_export(*args, **kwargs):
-        os.kill(os.getpid(), signal.SIGTERM)
-        return real_export(*args, **kwargs)
-
-    monkeypatch.setattr(train_stages, "run_scos_stage", preempted_export)
-    with pytest.raises(Interrupted) as stop:
-        train(compose_config("train", overrides, tmp_path))
-    match = STOPPED.match(str(stop.value))
-    assert match, str(stop.value)
-    assert Path(match.group(1)).is_file()
-
-    monkeypatch.setattr(train_stages, "run_scos_stage", real_export)
+    checkpoint = _preempted_at_export(monkeypatch, "run_scos_stage", overrides, tmp_path)
     capsys.readouterr()
     out = train(compose_config("train", overrides, tmp_path))
-    assert f"resumed from {match.group(1)}: epoch 2" in capsys.readouterr().out
+    assert f"resumed from {checkpoint}: epoch 2" in capsys.readouterr().out
     assert (out["scos_dir"] / "scos" / "mapping.npy").is_file()
-    assert not Path(match.group(1)).exists()
+    assert not checkpoint.exists()
