@@ -19,8 +19,10 @@ LLM: Hits@1 is the retriever's top answer) for every cell of the grid attention
 chain | off) x mu (``retriever.lambda_topo``: 1 | 0), on top of ``experiment=<--experiment>``,
 plus the semantic "w/o TAIMR" retriever (``retriever=semantic``) as a reference. Per dataset it
 prints retriever-only Hits@1, answer coverage (a gold answer is in the evidence sent) and
-the mean evidence tokens per question (T_after), and marks the cells that are the retrievers
-of ``experiment=paper`` and ``experiment=lokg``. The GAT cells need the dataset's trained
+the mean evidence tokens per question (T_after), and marks the cell with the attention,
+linking and mu of ``experiment=paper``'s (or ``experiment=lokg``'s) retriever, naming the
+config keys in which the cell still differs from it (with ``--override retriever=taimr_linked``:
+its beam width and K_top unit). The GAT cells need the dataset's trained
 artifacts (``python train.py experiment=train_transe data=<d>`` then ``experiment=train_gat
 data=<d>``); every cell needs the SCOS artifacts (the first command) unless ``--override
 scos=off`` is given. The query-conditioned GAT (``model.query_conditioning=true``) has no route
