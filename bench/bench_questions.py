@@ -20,7 +20,9 @@ context), ``coverage_all_constraints`` at B (``all@B``: the packed triples conne
 answer to every topic entity) and n. Groups: the kind (``conjunction``, ``conjunction_2hop``,
 ``constraint``, ``many``; from the ids of a generated set), CWQ's ``compositionality_type``,
 and, on the stand-ins, ``reachable`` (the topic entity is in the question's own evidence
-pool: elsewhere no retriever can start). The ``many`` questions are also measured at
+pool: elsewhere no retriever can start), ``answer_in_pool`` (reachable, and a gold answer is
+somewhere in the pool: its n over reachable's is the ceiling of any retriever's coverage) and
+``answerable`` (a gold answer within 3 steps of a topic in the pool). The ``many`` questions are also measured at
 ``--recall-budget``.
 
 Choose on ``--split val``; ``--split test`` reports once: each (row, set, budget) is a line of
@@ -89,9 +91,19 @@ def question_groups(dm, questions) -> dict[str, list[str]]:
             t in dm.question_graph(q.id).entities for t in q.topic_entities
         ):
             groups["reachable"].append(q.id)
+            if answer_in_pool(dm.question_graph(q.id), q):
+                groups["answer_in_pool"].append(q.id)
             if answerable(dm.question_graph(q.id), q):
                 groups["answerable"].append(q.id)
     return dict(groups)
+
+
+def answer_in_pool(kg, q) -> bool:
+    """Whether a gold answer is an entity of the question's own evidence pool at all, however
+    far from the topic: the ceiling of any retriever's coverage, even one that packed the
+    whole pool."""
+    gold = set(normalize_set(q.answers))
+    return any(normalize_answer(kg.entities.label(v)) in gold for v in range(len(kg.entities)))
 
 
 def answerable(kg, q, max_hops: int = 3) -> bool:

@@ -117,12 +117,19 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
     # GAT's node states sharing a relation's probability among a node's steps (in place of
     # 1/deg_r(u)), so the anchors' exact join still applies
     "learned, GAT split": (_LEARNED, {"graph_context": True}),
+    # the GAT split with a free relation table in place of TransE's e_r (its W_r e_r attention
+    # and the walk's hop keys read the free table: the "no TransE e_r" ablation of the split)
+    "learned, GAT split, free relation table": (
+        _LEARNED,
+        {"graph_context": True, "relation_source": "learned"},
+    ),
     # several topic entities (issue 28): every topic walks with the whole question and the
     # answers are merged by logsumexp, the walk's retrieval before the anchors' join
     "learned, anchors union": ([*_LEARNED, "+retriever.anchors=union"], {}),
 }
-#: rows that re-score the default walk's candidates with the answer GAT (issue 28 §3):
-#: row -> (the change to the default ``model=rerank`` config it was trained with, omega)
+#: rows that re-score a walk's candidates with the answer GAT (issue 28 §3): row -> (the
+#: change to the default ``model=rerank`` config it was trained with, omega); the walk is the
+#: default one unless the row is also in :data:`RERANK_WALKS`
 RERANK_ROWS: dict[str, tuple[dict, float]] = {
     "learned + answer GAT": ({}, 1.0),
     "learned + answer GAT, omega 0.5": ({}, 0.5),
@@ -130,8 +137,11 @@ RERANK_ROWS: dict[str, tuple[dict, float]] = {
     "learned + answer GAT, no message passing": ({"layers": 0}, 1.0),
     "learned + answer GAT, no TransE e_r": ({"use_transe": False}, 1.0),
     "learned + answer GAT, no question in attention": ({"question_in_attention": False}, 1.0),
+    "learned, GAT split + answer GAT": ({}, 1.0),
 }
-ROWS.update({row: (_LEARNED, {}) for row in RERANK_ROWS})
+#: rerank row -> the change to the default ``model=walk`` config of the walk it re-scores
+RERANK_WALKS: dict[str, dict] = {"learned, GAT split + answer GAT": {"graph_context": True}}
+ROWS.update({row: (_LEARNED, RERANK_WALKS.get(row, {})) for row in RERANK_ROWS})
 
 
 def _train_flags(change: dict) -> str:

@@ -41,6 +41,12 @@ def test_an_answer_three_steps_away_is_answerable_and_four_is_not(bench):
     assert not bench.answerable(kg, Question("q", "?", ("d",), ("x",)))  # topic not in pool
 
 
+def test_an_answer_anywhere_in_the_pool_is_in_the_pool_however_far_or_disconnected(bench):
+    kg = KnowledgeGraph.from_labeled_triples([("a", "r", "b"), ("c", "r", "d")])
+    assert bench.answer_in_pool(kg, Question("q", "?", ("D",), ("a",)))  # no path from a
+    assert not bench.answer_in_pool(kg, Question("q", "?", ("e",), ("a",)))
+
+
 def test_tokens_per_recalled_answer_divides_all_tokens_by_the_answers_recalled(bench):
     def record(qid, gold, context, tokens):
         return QuestionResult(
@@ -81,3 +87,10 @@ def test_an_answer_gat_row_uses_the_artifact_trained_on_its_walk_with_its_switch
     assert retrieval.rerank_model_dir(tmp_path, walk, {"layers": 0}) == flat
     with pytest.raises(SystemExit, match="experiment=train_rerank"):
         retrieval.rerank_model_dir(tmp_path, walk, {"use_transe": False})
+
+
+def test_the_gat_split_answer_gat_row_rescores_the_gat_split_walk_and_the_others_the_default():
+    rows = _load("bench_retrieval").ROWS
+    assert rows["learned, GAT split + answer GAT"][1] == rows["learned, GAT split"][1]
+    assert rows["learned, GAT split"][1] == {"graph_context": True}
+    assert rows["learned + answer GAT"][1] == rows["learned"][1] == {}

@@ -231,6 +231,8 @@ class WalkModule(pl.LightningModule):
         self.token_encoder: Callable[[list[str]], list[Tensor]] | None = None
         self.question_lm: nn.Module | None = None
         self._supervised: dict[str, list[SupervisedQuestion]] = {}
+        #: topic -> its whole walk graph, where validation ranks (:meth:`_rank_on_graphs`)
+        self._whole_graphs: dict[int, WalkGraph] = {}
         self._val_rows: list[ValidationRow] = []  # this epoch's (on_validation_epoch_end)
         # question-weighted means over the epoch, all-reduced across DDP processes
         self.val_loss, self.val_hits, self.val_recall = MeanMetric(), MeanMetric(), MeanMetric()
@@ -280,7 +282,7 @@ class WalkModule(pl.LightningModule):
             raise ValueError("model.question_tokens=true needs a token encoder")
         self.query_encoder = query_encoder
         self.token_encoder = token_encoder
-        self._supervised = {}
+        self._supervised, self._whole_graphs = {}, {}
 
     def architecture(self) -> dict:
         """What :func:`lokg.taimr.walk.artifact.load_walk_network` needs to rebuild the network
@@ -457,25 +459,12 @@ class WalkModule(pl.LightningModule):
         hp = self.hparams
         L, texts = hp.max_hops, [s.question.text for s in items]
         if not self._steps_only():
-            step_lp, stop_lp, off_m, off_n = self.score_graphs([s.graph for s in items], texts)
+            encoded = self._encode(texts)
+            graphs = [s.graph for s in items]
+            step_lp, stop_lp, off_m, off_n = self.score_graphs(graphs, texts, encoded)
             path_lp = self._path_log_probs(items, step_lp, stop_lp, off_m, off_n)
             loss = -torch.stack(path_lp).mean() if path_lp else step_lp.sum() * 0.0
-            orders = None
-            if rank:
-                step_np = step_lp.detach().double().cpu().numpy()
-                stop_np = stop_lp.detach().double().cpu().numpy()
-                scored = [
-                    (s.graph, step_np[off_m[i] : off_m[i + 1]], stop_np[off_n[i] : off_n[i + 1]])
-                    for i, s in enumerate(items)
-                ]
-                orders = [rank_answers(*g, L, hp.beam_width)[0] for g in scored]
-                if hp.normalization == "vocabulary":  # the GAT split: a proper walk, joined
-
-                    def on_graphs(members, candidates):
-                        return rank_jointly_on_graphs([scored[i] for i in members], candidates, L)
-
-                    orders = self._join_anchors(items, orders, on_graphs)
-            return loss, orders
+            return loss, (self._rank_on_graphs(items, texts, encoded) if rank else None)
         device = self.relation_table.weight.device
         encoded = self._encode(texts)
         feats, vocab = self.rel_feats(), self.vocabulary(device)
@@ -517,6 +506,38 @@ class WalkModule(pl.LightningModule):
 
             orders = self._join_anchors(items, orders, on_kg)
         return loss, orders
+
+    def _rank_on_graphs(self, items, texts, encoded) -> list[list[int]]:
+        """Each item's answers, best first, ranked as the retriever ranks them when the walk
+        scores a walk graph (the GAT split, the node-normalised walk): on the topic's whole
+        walk graph (retrieval's ``max_fanout: null``), not the training graph sampled to
+        ``max_fanout`` steps a node, whose missing siblings would change every step's share
+        and drop answers, so that validation selects the epoch retrieval would."""
+        hp = self.hparams
+        L = hp.max_hops
+        graphs = []
+        for s in items:
+            if s.topic not in self._whole_graphs:
+                self._whole_graphs[s.topic] = walk_graph(
+                    self.kg, s.topic, L, None, hp.both_directions
+                )  # fmt: skip
+            graphs.append(self._whole_graphs[s.topic])
+        with torch.no_grad():
+            step_lp, stop_lp, off_m, off_n = self.score_graphs(graphs, texts, encoded)
+        step_np = step_lp.double().cpu().numpy()
+        stop_np = stop_lp.double().cpu().numpy()
+        scored = [
+            (g, step_np[off_m[i] : off_m[i + 1]], stop_np[off_n[i] : off_n[i + 1]])
+            for i, g in enumerate(graphs)
+        ]
+        orders = [rank_answers(*g, L, hp.beam_width)[0] for g in scored]
+        if hp.normalization != "vocabulary":  # node-normalised: no join (validation reads
+            return orders  # a question's first anchor, as before the GAT split existed)
+
+        def on_graphs(members, candidates):  # the GAT split: a proper walk, joined exactly
+            return rank_jointly_on_graphs([scored[i] for i in members], candidates, L)
+
+        return self._join_anchors(items, orders, on_graphs)
 
     def _join_anchors(self, items, orders, rank_members) -> list[list[int]]:
         """``orders`` with the items of one question (its anchors) ranked jointly, as the

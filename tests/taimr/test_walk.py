@@ -351,11 +351,13 @@ def _people(n: int) -> tuple[KnowledgeGraph, list[Question]]:
     return KnowledgeGraph.from_labeled_triples(triples), questions
 
 
-def _module(kg: KnowledgeGraph, embedder: KeywordEncoder, **kw) -> WalkModule:
+def _module(
+    kg: KnowledgeGraph, embedder: KeywordEncoder, max_fanout: int | None = None, **kw
+) -> WalkModule:
     torch.manual_seed(0)
     m = WalkModule(
         kg.num_relations, node_dim=DIM, name_dim=DIM, transe_dim=4, hidden=16, heads=2,
-        dropout=0.0, max_hops=2, beam_width=16, max_fanout=None, **kw,
+        dropout=0.0, max_hops=2, beam_width=16, max_fanout=max_fanout, **kw,
     )  # fmt: skip
     names = [kg.entity_name(e) for e in range(kg.num_entities)]
     feats = torch.from_numpy(embedder.encode(names))

@@ -167,6 +167,30 @@ def test_validation_joins_the_anchors_under_the_gat_split(kg):
     assert orders == [joint, joint]
 
 
+def test_validation_ranks_on_the_whole_walk_graph_not_the_sampled_training_one(kg):
+    """Training samples ``max_fanout`` steps a node; the retriever walks them all
+    (``max_fanout: null``). Validation of a walk that scores graphs (the GAT split) ranks on
+    the whole graph, so it counts the answers and the shares retrieval would."""
+    from lokg.models.walk_module import rank_answers
+    from lokg.typing import Question
+
+    from .conftest import KeywordEncoder
+    from .test_walk import _module
+
+    m = _module(kg, KeywordEncoder(model_id="test/keywords"), max_fanout=1,
+                graph_context=True, normalization="vocabulary")  # fmt: skip
+    q = Question("s", "who is ann 's child ?", ("eve",), ("ann",), (("ann", "children", "eve"),))
+    items = m.supervise_all(q)
+    whole = walk_graph(kg, kg.entities["ann"], 2, None, True)
+    assert items[0].graph.num_steps < whole.num_steps  # one of ann's three children kept
+    with torch.no_grad():
+        _, orders = m._batch_loss(items, rank=True)
+        step, stop, _, _ = m.score_graphs([whole], [q.text])
+    expected = rank_answers(whole, step.double().numpy(), stop.double().numpy(), 2, 16)[0]
+    assert orders == [expected]
+    assert {kg.entities[x] for x in ("cal", "dee", "eve")} <= set(orders[0])
+
+
 class ScriptedWalkModel:
     """A test double of the walk model: each view of the question gets the hop distribution
     scripted for the anchor it marks (children from ann, gender^-1 from male)."""
