@@ -22,8 +22,8 @@ answer to every topic entity) and n. Groups: the kind (``conjunction``, ``conjun
 and, on the stand-ins, ``reachable`` (the topic entity is in the question's own evidence
 pool: elsewhere no retriever can start), ``answer_in_pool`` (reachable, and a gold answer is
 somewhere in the pool: its n over reachable's is the ceiling of any retriever's coverage) and
-``answerable`` (a gold answer within 3 steps of a topic in the pool). The ``many`` questions are also measured at
-``--recall-budget``.
+``answerable`` (a gold answer within 3 steps of a topic in the pool). The ``many`` questions
+are also measured at ``--recall-budget``.
 
 Choose on ``--split val``; ``--split test`` reports once: each (row, set, budget) is a line of
 the test ledger (``bench/test_ledger.jsonl``), refused a second time without
