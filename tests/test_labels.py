@@ -140,6 +140,14 @@ RETRIEVAL_ROWS = {
         ),
     "learned, GAT split":
         ("learned, GAT split", "bench:learned_GAT_split", "full"),
+    "learned, GAT split, free relation table":
+        (
+            "learned, GAT split, free relation table",
+            "bench:learned_GAT_split_free_relation_table",
+            "full",
+        ),
+    "learned, GAT split + answer GAT":
+        ("learned, GAT split + answer GAT", "bench:learned_GAT_split_+_answer_GAT", "full"),
 }  # fmt: skip
 
 
