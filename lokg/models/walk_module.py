@@ -367,7 +367,7 @@ class WalkModule(pl.LightningModule):
         kg, hp = self.kg, self.hparams
         answers = frozenset(a for a in (kg.entities.get(x) for x in q.answers) if a is not None)
         length = len(gold) if 0 < len(gold) <= hp.max_hops else None
-        vocabulary = self._steps_only()
+        vocabulary = self.net.steps_only
         if vocabulary:
             g = answer_graph(
                 kg, topic, sorted(answers), hp.max_hops, hp.max_fanout, hp.both_directions
@@ -380,13 +380,6 @@ class WalkModule(pl.LightningModule):
             g, paths = keep_steps(g, paths)
             log_degree = np.log(relation_degrees(kg, g).astype(np.float64))
         return SupervisedQuestion(q, g, paths, answers, topic, log_degree)
-
-    def _steps_only(self) -> bool:
-        """Whether a path's probability needs only its own steps (the vocabulary-normalised
-        walk with the uniform split); the GAT split needs each question's walk graph: a
-        step's share depends on its siblings' node states."""
-        hp = self.hparams
-        return hp.normalization == "vocabulary" and not hp.graph_context
 
     def check_supervision(self, questions: Sequence[Question], split: str = "train") -> float:
         """Share of ``questions`` with a supervised path; raises when there is none at all."""
@@ -458,7 +451,8 @@ class WalkModule(pl.LightningModule):
         :func:`~lokg.taimr.walk.search.beam_walk` as the retriever does; no walk graph is scored."""
         hp = self.hparams
         L, texts = hp.max_hops, [s.question.text for s in items]
-        if not self._steps_only():
+        if not self.net.steps_only:  # the GAT split, node-normalised: a step's share
+            # depends on its siblings, so each question's walk graph is scored
             encoded = self._encode(texts)
             graphs = [s.graph for s in items]
             step_lp, stop_lp, off_m, off_n = self.score_graphs(graphs, texts, encoded)

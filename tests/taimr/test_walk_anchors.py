@@ -198,8 +198,11 @@ class ScriptedWalkModel:
     def __init__(self, kg):
         self.kg = kg
         self.net = type(
-            "Net", (), {"normalization": "vocabulary", "graph_context": False, "gat_split": False}
-        )()
+            "Net",
+            (),
+            {"normalization": "vocabulary", "graph_context": False, "gat_split": False,
+             "steps_only": True},
+        )()  # fmt: skip
         self.views: list[str] = []
 
     def hop_log_probs(self, text):
@@ -216,8 +219,11 @@ class ScriptedSplitWalkModel(ScriptedWalkModel):
     def __init__(self, kg):
         super().__init__(kg)
         self.net = type(
-            "Net", (), {"normalization": "vocabulary", "graph_context": True, "gat_split": True}
-        )()
+            "Net",
+            (),
+            {"normalization": "vocabulary", "graph_context": True, "gat_split": True,
+             "steps_only": False},
+        )()  # fmt: skip
 
     def log_probs(self, graph, text):
         return uniform_split(graph, *self.hop_log_probs(text))

@@ -211,13 +211,21 @@ def hop_distribution(all_logits: Tensor, all_stop: Tensor) -> tuple[Tensor, Tens
     return all_logits - z.unsqueeze(-1), torch.cat([no_stop, stop[:, 1:]], 1)
 
 
+def step_groups(src: Tensor, step_relation: Tensor) -> tuple[Tensor, Tensor]:
+    """``(group [m], size [g])``: each step ``u -r-> v``'s group, the steps leaving ``u`` with
+    relation ``r`` (numbered ``0..g-1``), and each group's number of steps, ``deg_r(u)``."""
+    if not src.numel():
+        empty = torch.zeros(0, dtype=torch.long, device=src.device)
+        return empty, empty
+    key = src * (int(step_relation.max()) + 1) + step_relation
+    _, group, size = torch.unique(key, return_inverse=True, return_counts=True)
+    return group, size
+
+
 def step_log_degree(src: Tensor, step_relation: Tensor) -> Tensor:
     """``[m]`` log deg_r(u): how many of ``u``'s steps share step ``e = u -r-> v``'s relation."""
-    if not src.numel():
-        return torch.zeros(0, device=src.device)
-    key = src * (int(step_relation.max()) + 1) + step_relation
-    _, inverse, counts = torch.unique(key, return_inverse=True, return_counts=True)
-    return counts[inverse].float().log()
+    group, size = step_groups(src, step_relation)
+    return size[group].float().log()
 
 
 def vocabulary_log_probs(
@@ -356,6 +364,9 @@ class WalkNet(nn.Module):
             )
         #: the GAT split (module doc): node states share a relation's probability
         self.gat_split = graph_context and normalization == "vocabulary"
+        #: a path's probability needs only its own steps' relations and degrees (the
+        #: vocabulary-normalised walk with the uniform split): no walk graph is scored
+        self.steps_only = normalization == "vocabulary" and not graph_context
         if not graph_context or self.gat_split:  # stop is one more "relation"
             self.stop_key = nn.Parameter(torch.empty(hidden))
         self.lin = nn.Linear(hidden, hidden, bias=False) if graph_context else None  # W
@@ -535,9 +546,9 @@ class WalkNet(nn.Module):
         src, dst = edge_index
         owner = torch.zeros_like(src) if single else edge_owner
         logits = (q_split[owner] * hp[dst].unsqueeze(1)).sum(-1) / math.sqrt(C)  # [m, L]
-        _, group = torch.unique(src * rel_feats.size(0) + step_relation, return_inverse=True)
-        size = int(group.max()) + 1 if group.numel() else 0
-        lse = torch.stack([group_logsumexp(logits[:, t], group, size)[group] for t in range(L)], 1)
+        group, size = step_groups(src, step_relation)
+        n = size.numel()
+        lse = torch.stack([group_logsumexp(logits[:, t], group, n)[group] for t in range(L)], 1)
         return logits - lse
 
     def hop_log_probs(

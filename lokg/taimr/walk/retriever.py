@@ -242,7 +242,7 @@ class WalkRetriever(Retriever):
         # the vocabulary-normalised walk scores a step from its relation and its node alone:
         # the beam builds only the steps it expands (beam_walk), never the L-hop ball
         net = self.model.net
-        lazy = net.normalization == "vocabulary" and not net.graph_context
+        lazy = net.steps_only
         several = len(topics) > 1 and len(question.topic_entities) > 1
         if lazy and several and self.anchors == "join":
             return self._retrieve_anchors(question, topics, unknown, k)
