@@ -364,9 +364,6 @@ class WalkNet(nn.Module):
             )
         #: the GAT split (module doc): node states share a relation's probability
         self.gat_split = graph_context and normalization == "vocabulary"
-        #: a path's probability needs only its own steps' relations and degrees (the
-        #: vocabulary-normalised walk with the uniform split): no walk graph is scored
-        self.steps_only = normalization == "vocabulary" and not graph_context
         if not graph_context or self.gat_split:  # stop is one more "relation"
             self.stop_key = nn.Parameter(torch.empty(hidden))
         self.lin = nn.Linear(hidden, hidden, bias=False) if graph_context else None  # W
@@ -398,6 +395,12 @@ class WalkNet(nn.Module):
                 )
             self.name_scale = nn.Parameter(torch.empty(max_hops))  # tau_t
         self.reset_parameters()
+
+    @property
+    def steps_only(self) -> bool:
+        """Whether a path's probability needs only its own steps' relations and degrees (the
+        vocabulary-normalised walk with the uniform split): no walk graph is scored."""
+        return self.normalization == "vocabulary" and not self.graph_context
 
     def reset_parameters(self) -> None:
         if self.graph_context:
