@@ -43,6 +43,7 @@ from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.inverse_edges import check_inverse_mode
 from lokg.kg.io import (
+    CONTROL_CHARACTERS,
     HEADER_MODES,
     TRIPLE_FORMATS,
     DataFormatError,
@@ -371,6 +372,7 @@ def _rog_question(path: Path, lineno: int, row: dict, report: ReadReport) -> tup
         answers=tuple(a for a in answers if a.strip()),
         topic_entities=tuple(topics),
     )
+    report.control_questions += bool(CONTROL_CHARACTERS.search(q.text))
     return q, triples
 
 

@@ -9,7 +9,8 @@ exact duplicate triples, extra ``rdfs:label`` literals) is counted by reason in 
 :class:`ReadReport`, whose one-line summary the dataset statistics print.  A label holding a
 control character (a NUL, an ESC, a DEL, a line break decoded from an N-Triples escape; see
 :data:`CONTROL_CHARACTERS`) is kept as it is, counted in the report, and written as an escape
-(``\\x00``) wherever it is rendered (:func:`lokg.ittc.render.one_line`).
+(``\\x00``) wherever it is rendered (:func:`lokg.ittc.render.one_line`); a question whose
+text holds one is kept as written and counted the same way.
 
 Supported inputs:
 
@@ -110,6 +111,7 @@ class ReadReport:
         duplicates: exact duplicate triples kept once.
         control_labels: distinct labels (entities, relations, ``rdfs:label`` names) holding a
             control character (:data:`CONTROL_CHARACTERS`); kept, and escaped when rendered.
+        control_questions: questions whose text holds a control character; kept as written.
         skipped: other skipped items, reason -> count.
         notes: other facts worth a line (e.g. questions whose topic entity is not in the KG).
         comment_prefix: what marked a comment line (``None``: no comments).
@@ -123,6 +125,7 @@ class ReadReport:
     header: bool = False
     duplicates: int = 0
     control_labels: int = 0
+    control_questions: int = 0
     skipped: Counter = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
     comment_prefix: str | None = None
@@ -141,6 +144,11 @@ class ReadReport:
         if self.control_labels:
             parts.append(
                 f"{self.control_labels} labels with control characters (escaped when rendered)"
+            )
+        if self.control_questions:
+            parts.append(
+                f"{self.control_questions} questions with control characters in their text "
+                "(kept as written)"
             )
         parts += [f"{n} {reason}" for reason, n in sorted(self.skipped.items())]
         return f"{_show(self.path)}: " + ", ".join(parts + [_show(n) for n in self.notes])
@@ -665,6 +673,7 @@ def read_questions(
             unknown_topics += [(lineno, t) for t in question.topic_entities if t not in kg.entities]
         if not question.answers:
             report.notes.append(f"line {lineno}: question {qid!r} has no gold answer")
+        report.control_questions += bool(CONTROL_CHARACTERS.search(question.text))
         questions.append(question)
         report.records += 1
     if not questions:
@@ -752,6 +761,7 @@ def read_pathquestion(
                     f"{_where(path, lineno)}: gold path triple {missing[0]} has an entity that "
                     "is not in the KG; expected every gold path entity in the KB"
                 )
+        report.control_questions += bool(CONTROL_CHARACTERS.search(question))
         questions.append(
             Question(
                 id=f"{prefix}-{lineno:05d}",

@@ -6,7 +6,8 @@ start of the message (``<tmp>/kg.nt:3: ``) plus a fragment of what it says.  The
 print that message as ``error: <message>`` and exit 2 (tested with the entry points).  Then:
 a failed preparation leaves no ``artifacts/data/...`` directory behind; what is accepted on
 purpose is said (a split given as ``null`` logs one WARNING line; a label holding a control
-character is counted in the read report and rendered as an escape, never raw).
+character is counted in the read report and rendered as an escape, never raw; a question
+text holding one is counted and kept as written).
 """
 
 from __future__ import annotations
@@ -498,3 +499,34 @@ def test_a_file_without_control_characters_reports_none(tmp_path):
     (tmp_path / "kg.tsv").write_text("alice\tspouse\tbob\n")
     _, read = read_kg(tmp_path / "kg.tsv")
     assert read.control_labels == 0 and "control characters" not in read.summary()
+
+
+# ----------------------------------------------------- control characters in question text
+def test_a_control_character_in_a_question_text_is_counted_and_kept(tmp_path):
+    """Issue 43 s4: as a label holding a control character is, a question text holding one
+    (a NUL, an ESC, a tab) is kept as written and counted in the read report, by each of the
+    three question readers."""
+    rows = [q(id="1", question="capital\x00 of a?"), q(id="2", question="plain?"),
+            q(id="3", question="capital\tof\x1b a?")]  # fmt: skip
+    (tmp_path / "q.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    asked, read = read_questions(tmp_path / "q.jsonl", KG)
+    assert [x.text for x in asked] == ["capital\x00 of a?", "plain?", "capital\tof\x1b a?"]
+    assert read.control_questions == 2
+    assert "2 questions with control characters in their text (kept as written)" in read.summary()
+
+    pq = "capital\x1b of paris?\tfrance(france/)\tparis#capital_of#france\nplain?\tb(b/)\ta#r#b\n"
+    (tmp_path / "pq.txt").write_text(pq, encoding="utf-8")
+    asked, read = read_pathquestion(tmp_path / "pq.txt", prefix="pq", kg=KG)
+    assert asked[0].text == "capital\x1b of paris?" and read.control_questions == 1
+    assert "1 questions with control characters in their text" in read.summary()
+
+    (tmp_path / "test.jsonl").write_text(rog(question="q\x00?") + "\n" + rog(id="r2") + "\n")
+    raw = rog_source(test="test.jsonl")(tmp_path)
+    assert raw.questions["test"][0].text == "q\x00?"
+    assert any("1 questions with control characters in their text" in r for r in raw.reports)
+
+
+def test_question_texts_without_control_characters_report_none(tmp_path):
+    (tmp_path / "q.jsonl").write_text(q(id="1", question="plain?") + "\n", encoding="utf-8")
+    _, read = read_questions(tmp_path / "q.jsonl", KG)
+    assert read.control_questions == 0 and "control characters" not in read.summary()
