@@ -25,7 +25,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import hydra
 from hydra.core.config_store import ConfigStore
@@ -151,13 +151,63 @@ def check_schema_keys(cfg: Any) -> None:
     schema = OmegaConf.get_type(cfg)
     if schema is None or not dataclasses.is_dataclass(schema):
         return
-    known = [f.name for f in dataclasses.fields(schema)]
+    fields = dataclasses.fields(schema)
+    known = [f.name for f in fields]
     extra = [k for k in cfg if k not in known and k != "hydra"]
     if extra:
         raise InputError(
             f"Key {extra[0]!r} not in {schema.__name__!r}: nothing reads it; the top-level "
             f"keys are {', '.join(sorted(known))}"
         )
+    deleted = next((f for f in fields if f.name not in cfg), None)
+    if deleted is not None:  # ``~budget``: the job would fail where it first reads the key
+        name = deleted.name
+        raise InputError(
+            f"~{name}: {name!r} of {schema.__name__!r} was deleted, but the job reads it; "
+            f"expected a value ({name}=<value> instead of ~{name})"
+        )
+    check_bool_overrides(schema, _task_overrides(cfg))
+
+
+def _task_overrides(cfg: Any) -> list[str]:
+    """The command-line overrides of the composed ``cfg`` (Hydra's ``overrides.task``)."""
+    if "hydra" in cfg:
+        return list(cfg.hydra.overrides.task)
+    from hydra.core.hydra_config import HydraConfig
+
+    return list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else []
+
+
+#: the words a ``bool`` key takes on the command line (besides ``1`` and ``0``)
+_BOOL_WORDS = ("true", "false", "yes", "no", "on", "off")
+
+
+def check_bool_overrides(schema: type, overrides: list[str]) -> None:
+    """Refuse a command-line value for a ``bool`` key of ``schema`` that is not ``true`` or
+    ``false``.
+
+    OmegaConf converts any integer to a bool (``answer_without_evidence=2`` reads as true)
+    before the job sees it, so the override as typed is checked: ``true``/``false`` in any
+    case, quoted or not, pass, and so do the words and numbers that cannot be misread
+    (``yes``/``no``, ``on``/``off``, ``1``/``0``: OmegaConf's, and what ``verbose=1`` has
+    always meant) and an interpolation.
+
+    Raises:
+        InputError: ``answer_without_evidence=2; expected true or false``.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    hints = get_type_hints(schema)
+    flags = {f.name for f in dataclasses.fields(schema) if hints.get(f.name) is bool}
+    for override in OverridesParser.create().parse_overrides(overrides):
+        if override.key_or_group not in flags or override.is_delete():
+            continue
+        value = override.value()
+        if isinstance(value, bool) or (type(value) is int and value in (0, 1)):
+            continue
+        if isinstance(value, str) and (value.lower() in _BOOL_WORDS or "${" in value):
+            continue
+        raise InputError(f"{override.input_line}; expected true or false")
 
 
 def warn_deprecated_options(choices: Mapping[str, Any] | None = None) -> list[str]:

@@ -108,10 +108,12 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
 
 
 def _prepared_data(cfg: DictConfig):
-    """The DataModule of ``cfg.data``, prepared and set up for the fit (the config's groups
-    and the SCOS warning threshold checked first, so a bad key fails before any work)."""
+    """The DataModule of ``cfg.data``, prepared and set up for the fit (the config's groups,
+    ``trainer.max_epochs`` and the SCOS warning threshold checked first, so a bad key fails
+    before any work)."""
     for group in ("data", "model", "embedder"):
         check_target_keys(cfg.get(group), group)
+    train_stages.check_max_epochs(cfg.get("trainer"))
     train_stages.warn_threshold(cfg)  # a bad scos_warn_contradiction fails before any training
     datamodule = hydra.utils.instantiate(cfg.data)
     datamodule.prepare_data()

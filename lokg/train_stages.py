@@ -41,6 +41,7 @@ from lokg.artifacts import (
 )
 from lokg.atomic_io import atomic_directory
 from lokg.callbacks import stopping_nodes
+from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 
 log = logging.getLogger(__name__)
@@ -415,12 +416,38 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
     model.set_graph(art.kg, feats, rel, names, query_encoder, token_encoder, question_lm)
 
 
-def stretch_epochs_to_min_steps(cfg: DictConfig, datamodule, min_steps: int) -> int:
+def check_max_epochs(trainer: DictConfig | None) -> None:
+    """Refuse a ``trainer.max_epochs`` Lightning would not take or would misread: it means
+    what Lightning's ``Trainer`` makes of it, ``-1`` no epoch limit (``max_steps`` or early
+    stopping ends the fit), ``null`` Lightning's default, a whole number ``>= 0`` that many
+    epochs; anything below ``-1`` (``-2``) is an error, here before any work rather than
+    Lightning's traceback (or, for the walk model, a silent
+    :func:`stretch_epochs_to_min_steps`).
+
+    Raises:
+        InputError: ``trainer.max_epochs=-2; expected -1 (no epoch limit), null (Lightning's
+            default) or a whole number >= 0``.
+    """
+    if trainer is None or "max_epochs" not in trainer:
+        return
+    epochs = trainer.max_epochs
+    if epochs is None or (type(epochs) is int and epochs >= -1):
+        return
+    raise InputError(
+        f"trainer.max_epochs={epochs!r}; expected -1 (no epoch limit), null (Lightning's "
+        "default) or a whole number >= 0"
+    )
+
+
+def stretch_epochs_to_min_steps(cfg: DictConfig, datamodule, min_steps: int) -> int | None:
     """Raise ``cfg.trainer.max_epochs`` so that training takes at least ``min_steps``
     optimizer steps (a small question set would otherwise stop after a few dozen updates);
     returns the epochs to train.  With ``min_steps = 0``, or a set large enough, the
-    configured epochs stand."""
+    configured epochs stand, and so does ``-1`` or ``null`` (no epoch limit to raise:
+    :func:`check_max_epochs`)."""
     t = cfg.trainer
+    if t.max_epochs is None or int(t.max_epochs) == -1:
+        return t.max_epochs
     epochs = int(t.max_epochs)
     if min_steps <= 0 or t.get("fast_dev_run") or t.get("limit_train_batches") not in (None, 1.0):
         return epochs  # a debug run that limits its batches keeps its epochs

@@ -274,6 +274,8 @@ def test_model_configs_set_the_monitored_metric_for_any_dataset(make_cfg, overri
         (240, ["trainer=ddp"], 50),  # two processes: 4 batches each per epoch
         (240, ["model.min_steps=0"], 8),  # off
         (240, ["debug=limit"], 2),  # a debug run keeps its epochs
+        (240, ["trainer.max_epochs=-1"], -1),  # no epoch limit: nothing to raise
+        (240, ["trainer.max_epochs=null"], None),  # Lightning's default: left to it
     ],
 )
 def test_small_training_sets_get_min_steps(make_cfg, n_train, overrides, epochs):

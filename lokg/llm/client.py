@@ -43,9 +43,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import NamedTuple, NoReturn
+from urllib.parse import urlsplit
 
 import openai
 
+from lokg.errors import InputError
 from lokg.llm.accounting import CallLedger, Usage, cl100k_count, messages_cl100k
 from lokg.llm.cache import ResponseCache, cache_key
 from lokg.llm.errors import LLMCallFailed, LLMFatalError, MissingAPIKeyError
@@ -311,6 +313,36 @@ def _status_kind(status: int) -> str:
     return "ServerError" if status >= 500 else "UnexpectedStatus"
 
 
+#: the schemes an endpoint may use
+URL_SCHEMES = ("http", "https")
+
+
+def check_base_url(url: object, key: str = "base_url") -> str:
+    """``url`` when it is an endpoint root a request can be sent to: an ``http://`` or
+    ``https://`` URL with a host (and a numeric port, if any), no spaces.
+
+    Raises:
+        InputError: ``<key>='not a url'; expected an http:// or https:// URL with a host,
+            e.g. https://api.openai.com/v1`` (``key``: the config key it came from).
+    """
+    parts = urlsplit(url) if isinstance(url, str) and not re.search(r"\s", url) else None
+    try:
+        ok = (
+            parts is not None
+            and parts.scheme in URL_SCHEMES
+            and bool(parts.hostname)
+            and (parts.port is None or parts.port > 0)
+        )
+    except ValueError:  # a port that is not a number, or out of range
+        ok = False
+    if not ok:
+        raise InputError(
+            f"{key}={url!r}; expected an http:// or https:// URL with a host, "
+            "e.g. https://api.openai.com/v1"
+        )
+    return url  # type: ignore[return-value]
+
+
 class ChatClient:
     """OpenAI-protocol chat client with cache, retries, bounded concurrency and accounting.
 
@@ -343,7 +375,8 @@ class ChatClient:
 
     Raises:
         MissingAPIKeyError: ``api_key_env`` is set but the variable is not.
-        ValueError: an out-of-range argument.
+        ValueError: an out-of-range argument, or a ``base_url`` that is not an http(s) URL
+            with a host (:func:`check_base_url`).
 
     Retried (up to ``max_attempts``, then :class:`LLMCallFailed`): timeouts, connection
     errors, HTTP 408/409/425/429 and 5xx, and 200 answers whose body is not UTF-8, not
@@ -387,6 +420,8 @@ class ChatClient:
                 "ChatClient: 'timeout_s' must be > 0, and backoff_base_s, backoff_max_s and "
                 "retry_after_max_s >= 0"
             )
+        if base_url is not None:
+            check_base_url(base_url, "ChatClient: base_url")
         self.name = name or model
         self.model = model
         self._base_url = base_url

@@ -89,6 +89,23 @@ CORPUS = [
     ("limit-negative", "evaluate", ["limit=-5"], "limit=-5"),
     ("budget-scope", "evaluate", ["budget_scope=all"],
      "budget_scope='all'; expected one of ['evidence', 'prompt']"),
+    # issue 43 s4: a deleted key, a number for a bool, an epoch count Lightning misreads, a
+    # base_url no request can go to (each was a traceback or silently accepted)
+    ("deleted-key", "evaluate", ["~budget"],
+     "~budget: 'budget' of 'EvaluateConfig' was deleted, but the job reads it; expected a value"),
+    ("train-deleted-key", "train", ["~train"], "~train: 'train' of 'TrainConfig' was deleted"),
+    ("bool-number", "evaluate", ["answer_without_evidence=2"],
+     "answer_without_evidence=2; expected true or false"),
+    ("bool-string", "evaluate", ["retry_failed='2'"], "retry_failed='2'; expected true or false"),
+    ("train-bool-number", "train", ["test=-1"], "test=-1; expected true or false"),
+    ("max-epochs", "train", ["experiment=train_walk", "trainer.max_epochs=-2"],
+     "trainer.max_epochs=-2; expected -1 (no epoch limit), null (Lightning's default) or a "
+     "whole number >= 0"),
+    ("max-epochs-type", "train", ["trainer.max_epochs=2.5"], "trainer.max_epochs=2.5; expected"),
+    ("base-url", "evaluate", ["llm=openai", "llm.client.base_url='not a url'"],
+     "llm.client.base_url='not a url'; expected an http:// or https:// URL with a host"),
+    ("base-url-scheme", "evaluate", ["llm=deepseek", "llm.client.base_url=ftp://x/v1"],
+     "llm.client.base_url='ftp://x/v1'; expected an http:// or https:// URL"),
     # files
     ("kg-path-unset", "evaluate", ["data=custom"], "data.source.kg_path"),
     ("kg-path-missing", "evaluate", custom("{tmp}/missing.tsv"), "missing.tsv"),
