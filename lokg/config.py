@@ -130,6 +130,7 @@ class EvaluateConfig(_JobConfig):
     budget_scope: str = "evidence"
     answer_without_evidence: bool = False
     retry_failed: bool = True
+    wait: bool = False
     method: str = "LOKG"
     configuration: str = "lokg"
     ablation: str = "full"

@@ -23,7 +23,7 @@ from lokg.assemble import RunSettings, prepared_datamodule, run_settings
 from lokg.config import instantiate_list, resolve_seed
 from lokg.console import configure_console, format_stats
 from lokg.data.splits import SPLITS
-from lokg.eval.metrics import aggregate
+from lokg.eval.metrics import NO_GOLD, aggregate
 from lokg.eval.records import DEFAULT_MAX_HOPS, question_record
 from lokg.eval.results import ResultsWriter
 from lokg.eval.runner import run_questions
@@ -41,7 +41,7 @@ _MACHINE_KEYS = {"cache_path", "cache_dir", "artifacts_dir", "model_path"}
 REPORT_ORDER = (
     "hits@1", "hit", "f1", "coverage", "coverage_all_constraints", "tcr", "evidence_tok/q",
     "empty_contexts", "tok/q", "prompt_tok/q", "completion_tok/q", "p@1k", "h@1k", "calls/q",
-    "retrieval_latency_s", "failed", "truncated", "n",
+    "retrieval_latency_s", "failed", "truncated", "n", "gold_n",
 )  # fmt: skip
 
 
@@ -95,11 +95,17 @@ def support_hops(cfg: DictConfig) -> int:
 
 
 #: metrics that count questions (printed as whole numbers)
-COUNT_METRICS = ("empty_contexts", "n")
+COUNT_METRICS = ("empty_contexts", "n", "gold_n")
 
 
-def format_metrics(metrics: dict[str, float]) -> str:
-    def fmt(k: str, v: float) -> str:
+def format_metrics(metrics: dict[str, float | None]) -> str:
+    """The console's metric table; an answer metric without gold answers reads
+    :data:`~lokg.eval.metrics.NO_GOLD`, and ``gold_n`` shows only when not every question
+    has gold answers."""
+
+    def fmt(k: str, v: float | None) -> str:
+        if v is None:
+            return NO_GOLD
         if isinstance(v, float) and math.isnan(v):
             return "—"
         if k in COUNT_METRICS or abs(v) >= 100:
@@ -107,6 +113,8 @@ def format_metrics(metrics: dict[str, float]) -> str:
         return f"{v:.1f}" if k.endswith("tok/q") else f"{v:.4f}"
 
     keys = [k for k in REPORT_ORDER if k in metrics]
+    if metrics.get("gold_n") == metrics.get("n"):
+        keys = [k for k in keys if k != "gold_n"]
     return "\n".join(f"  {k:<24s} {fmt(k, metrics[k])}" for k in keys)
 
 
@@ -277,7 +285,7 @@ def answer_all(
     """Answer ``questions`` with ``pipeline`` into the results file ``path`` (resumable,
     keyed by ``key``; ``desc`` labels the progress bar), then close the file and the
     pipeline (its path cache is saved); returns the questions' records in order."""
-    writer = ResultsWriter(path, fingerprint=key)
+    writer = ResultsWriter(path, fingerprint=key, wait=cfg.wait)  # one writer per file
     try:
         hops = support_hops(cfg)
         run_questions(
@@ -342,7 +350,7 @@ def log_to_loggers(cfg: DictConfig, metrics: dict[str, float], records, seed: in
     hparams = OmegaConf.to_container(cfg, resolve=True)
     hparams["seed"] = seed
     hparams["departures_from_paper"] = departures(cfg)
-    clean = {f"test/{k}": v for k, v in metrics.items() if not math.isnan(v)}
+    clean = {f"test/{k}": v for k, v in metrics.items() if v is not None and not math.isnan(v)}
     for lg in loggers:
         lg.log_hyperparams(hparams)
         lg.log_metrics(clean)

@@ -176,6 +176,8 @@ def _scores(output) -> dict[str, float]:
     from lokg.eval.records import question_record
 
     s = question_record(output).score()
+    if not s.has_gold:  # a question for answering only: rendered "n/a (no gold answers)"
+        return {}
     out = {"hits@1": s.hits1, "hit": s.hit, "f1": s.f1}
     if s.covered is not None:
         out["coverage"] = float(s.covered)
@@ -398,6 +400,18 @@ def _triple(t: Sequence[str]) -> str:
     return " | ".join(_e(x) for x in t)
 
 
+def _scores_cell(scores: dict[str, float], hit1: bool) -> str:
+    """The page's scores: Hits@1 first, then the others; n/a without gold answers."""
+    if not scores:
+        from lokg.eval.metrics import NO_GOLD
+
+        return _e(NO_GOLD)
+    return (
+        f"<span class='{'ok' if hit1 else 'no'}'>Hits@1 {scores.get('hits@1', 0):.2f}</span>"
+        + "".join(f" · {_e(k)} {val:.2f}" for k, val in scores.items() if k != "hits@1")
+    )
+
+
 def render_html(view: EvidenceView) -> str:
     """The page: one HTML string, inline CSS, no script and no external resource."""
     v = view
@@ -414,10 +428,7 @@ def render_html(view: EvidenceView) -> str:
         "<h2>Answers</h2><table class='kv'>",
         f"<tr><td>reader's answers</td><td>{_answers(v.answers, gold_set)}</td></tr>",
         f"<tr><td>gold answers</td><td>{', '.join(_e(g) for g in v.gold)}</td></tr>",
-        "<tr><td>scores</td><td>"
-        + f"<span class='{'ok' if hit1 else 'no'}'>Hits@1 {v.scores.get('hits@1', 0):.2f}</span>"
-        + "".join(f" · {_e(k)} {val:.2f}" for k, val in v.scores.items() if k != "hits@1")
-        + "</td></tr>",
+        "<tr><td>scores</td><td>" + _scores_cell(v.scores, hit1) + "</td></tr>",
         f"<tr><td>topic entities</td><td>{', '.join(_e(t) for t in v.topics) or '—'}"
         + (
             f" <span class='no'>(not in the graph: {', '.join(_e(t) for t in v.unknown_topics)})"

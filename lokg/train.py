@@ -176,6 +176,7 @@ def _trainer(cfg: DictConfig, datamodule, stage: str, seed: int) -> tuple[pl.Tra
     """``(trainer, resume)``: the trainer with the config's callbacks and loggers (the
     hyper-parameters logged) and, for a real fit, the checkpoint a fit stopped by SIGTERM
     leaves and the same command resumes from (``None`` otherwise)."""
+        datamodule.require_answers("the GAT (experiment=train_gat)")
     callbacks = instantiate_list(cfg.get("callbacks"))
     resume = None
     if cfg.train and not cfg.trainer.get("fast_dev_run"):
@@ -183,6 +184,7 @@ def _trainer(cfg: DictConfig, datamodule, stage: str, seed: int) -> tuple[pl.Tra
         callbacks.append(preemption.ResumeCheckpoint(resume, resuming=resume.is_file()))
     loggers = instantiate_list(cfg.get("logger"))
     trainer: pl.Trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks, logger=loggers)
+        datamodule.require_answers("the walk model (experiment=train_walk)")
     hparams = OmegaConf.to_container(cfg, resolve=True)
     hparams["seed"] = seed
     for lg in loggers:
@@ -192,6 +194,7 @@ def _trainer(cfg: DictConfig, datamodule, stage: str, seed: int) -> tuple[pl.Tra
 
 def _is_transe_with_scos(cfg: DictConfig, model) -> bool:
     """Whether the fit is TransE's with SCOS after it (its stage is ``scos``)."""
+        datamodule.require_answers("the answer GAT (experiment=train_rerank)")
     from lokg.models.transe_module import TransEModule
 
     return isinstance(model, TransEModule) and cfg.get("scos") is not None

@@ -31,7 +31,9 @@ class Question:
     Attributes:
         id: unique within its dataset (and stable across runs: results are keyed by it).
         text: the natural-language question.
-        answers: gold answer labels (entity labels of the KG where the answer is an entity).
+        answers: gold answer labels (entity labels of the KG where the answer is an entity);
+            empty for a question without gold answers (asked for answering only: it is
+            answered and recorded, and no answer metric is computed for it).
         topic_entities: labels of the question's topic entities (given, as in the paper).
         gold_path: the annotated reasoning path as labelled triples, when the dataset has one.
     """

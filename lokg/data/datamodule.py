@@ -210,8 +210,8 @@ class KGQADataModule(pl.LightningDataModule):
         if not (d / "stats.json").is_file():
             raise FileNotFoundError(f"{d}: not prepared; call prepare_data() first")
         self.kg = KnowledgeGraph.load(d / "kg", mmap=True)
-        self.questions = {
-            s: read_questions(d / f"questions_{s}.jsonl")[0]
+        self.questions = {  # a source may keep unanswerable questions beside answered ones
+            s: read_questions(d / f"questions_{s}.jsonl", mixed_answers=True)[0]
             if (d / f"questions_{s}.jsonl").stat().st_size
             else []
             for s in SPLITS
@@ -286,3 +286,23 @@ class KGQADataModule(pl.LightningDataModule):
         """Statistics of the prepared dataset (``stats.json``)."""
         self._require_setup()
         return dict(self.stats)
+    def require_answers(self, job: str) -> None:
+        """An :class:`~lokg.errors.InputError` (one line) when ``job`` (e.g. ``the walk model
+        (experiment=train_walk)``), which trains on gold answers, would train on questions
+        without any: a train or val question has none, or the train split is empty because
+        the questions file has none (it is for answering only, all in test)."""
+        self._require_setup()
+        qs = self.questions
+        split = next((s for s in ("train", "val") if any(not q.answers for q in qs[s])), None)
+        if split is None and not qs["train"] and any(not q.answers for q in qs["test"]):
+            split = "test"
+        if split is None:
+            return
+        where = self.source.questions_origin(split)
+        raise InputError(
+            f'{where} has no answers; {job} trains on gold answers: add "answers" to the '
+            "train and val records, or skip it (TransE + SCOS need only the KG: "
+            "experiment=train_transe) and evaluate with a retriever that needs no trained "
+            "model (retriever=taimr_linked)"
+        )
+

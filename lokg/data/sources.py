@@ -137,6 +137,10 @@ class DatasetSource(ABC):
         """Read the files into a :class:`RawDataset`."""
 
 
+    def questions_origin(self, split: str) -> str:
+        """Where ``split``'s questions come from, as an error message names it."""
+        return f"{self.name}'s {split} questions"
+
 # --------------------------------------------------------------------------- PathQuestion
 PATHQUESTION_VARIANTS: dict[str, tuple[str, str]] = {
     "PQ-2H": ("PQ-2H.txt", "2H-kb.txt"),
@@ -581,7 +585,9 @@ class CustomSource(DatasetSource):
         name: dataset name.
         kg_path: triples file.
         questions_path: one questions JSONL to be split, or ``None`` when ``split_paths``
-            gives ``train``/``val``/``test`` files.
+            gives ``train``/``val``/``test`` files. A file whose records have no ``answers``
+            is for answering only: every question goes to ``test`` (no train or val: nothing
+            to train a model on or to select it with), and the answer metrics read "n/a".
         split_paths: optional split -> questions JSONL, naming all three splits; ``null`` for
             a split on purpose left empty (one WARNING line says what it costs: with
             ``val: null`` there is no model selection on val).  A missing split is an error,
@@ -661,6 +667,11 @@ class CustomSource(DatasetSource):
         return [kg, *questions.values()]
 
     def config(self) -> dict:
+    def questions_origin(self, split: str) -> str:
+        if self.questions_path is not None:
+            return f"the questions file {self.questions_path}"
+        return f"data.source.split_paths.{split} ({self.split_paths.get(split)})"
+
         out = {
             **super().config(),
             "format": self.kg_format,
@@ -680,9 +691,12 @@ class CustomSource(DatasetSource):
         if "all" in question_paths:
             path = question_paths["all"]
             questions, rep = read_questions(path, kg)
-            return RawDataset(
-                kg, questions, reports=[*reports, rep.summary()], questions_file=str(path)
-            )
+            reports.append(rep.summary())
+            if not questions[0].answers:  # answering only (the reader: all records or none)
+                reports.append(f"{path}: answering only: all {len(questions)} in test")
+                by_split = {"train": [], "val": [], "test": questions}
+                return RawDataset(kg, by_split, presplit=True, reports=reports)
+            return RawDataset(kg, questions, reports=reports, questions_file=str(path))
         by_split: dict[str, list[Question]] = {"train": [], "val": [], "test": []}
         seen: dict[str, str] = {}
         for split, path in question_paths.items():

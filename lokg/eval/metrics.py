@@ -47,6 +47,10 @@ key                           definition
 ``truncated``                 fraction of questions with an LLM reply cut at the generation limit
                               (``finish_reason: "length"``; scored as they are).
 ``n``                         number of questions aggregated.
+``gold_n``                    number of them with gold answers: the answer metrics
+                              (:data:`ANSWER_METRICS`) are means over these; ``None``, rendered
+                              :data:`NO_GOLD`, when there is none (a questions file for answering
+                              only), while the evidence, token and call metrics still count all.
 ============================  ================================================================
 """
 
@@ -87,12 +91,32 @@ METRIC_KEYS = (
     "failed",
     "truncated",
     "n",
+    "gold_n",
 )
+#: the metrics that compare with gold answers: ``None`` when no question has any
+ANSWER_METRICS = (
+    "hits@1",
+    "hit",
+    "f1",
+    "precision",
+    "recall",
+    "p@1k",
+    "h@1k",
+    "coverage",
+    "answer_recall",
+    "coverage_all_constraints",
+)
+#: how an answer metric without gold answers is rendered (console, summary.json's notes)
+NO_GOLD = "n/a (no gold answers)"
 
 
 @dataclass(frozen=True)
 class QuestionScore:
     """Everything one question contributes to the run metrics.
+
+    The answer scores (``hits1``, ``hit``, ``precision``, ``recall``, ``f1``) are ``None`` for
+    a question without gold answers (:attr:`has_gold` false), as are ``covered``,
+    ``answer_recall`` and ``covered_all_constraints``.
 
     Attributes:
         hits1: 1.0 when the first prediction is a gold answer, else 0.0.
@@ -115,11 +139,11 @@ class QuestionScore:
         truncated: an LLM reply of the question was cut at the generation limit.
     """
 
-    hits1: float
-    hit: float
-    precision: float
-    recall: float
-    f1: float
+    hits1: float | None
+    hit: float | None
+    precision: float | None
+    recall: float | None
+    f1: float | None
     tokens: int = 0
     tokens_cl100k: int = 0
     calls: int = 0
@@ -134,6 +158,11 @@ class QuestionScore:
     truncated: bool = False
     answer_recall: float | None = None
     covered_all_constraints: bool | None = None
+
+    @property
+    def has_gold(self) -> bool:
+        """Whether the question had gold answers to score against."""
+        return self.hits1 is not None
 
 
 def set_scores(predictions: Iterable[str], gold: Iterable[str]) -> tuple[float, float, float]:
@@ -173,7 +202,9 @@ def score_question(
 
     Args:
         predictions: parsed answers, most likely first.
-        gold: gold answer labels (at least one non-empty).
+        gold: gold answer labels; empty for a question without gold answers (answering
+            only: every answer score is ``None``, the accounting is kept). A non-empty list
+            with no non-empty label is an error.
         output_text: the raw model output, searched for ``hit``; defaults to the
             predictions joined by newlines.
         context: the evidence text injected into the prompt, searched for ``coverage``;
@@ -183,6 +214,14 @@ def score_question(
             score (see :class:`QuestionScore`; the last is judged on the packed triples when
             the record is built, :func:`covers_all_constraints`).
     """
+    if not gold:
+        return QuestionScore(
+            None, None, None, None, None, tokens=int(tokens), tokens_cl100k=int(tokens_cl100k),
+            prompt_tokens=int(prompt_tokens), completion_tokens=int(completion_tokens),
+            calls=int(calls), t_after=t_after, t_naive=t_naive,
+            empty_context=None if context is None else not context,
+            retrieval_latency_s=retrieval_latency_s, failed=failed, truncated=truncated,
+        )  # fmt: skip
     gold_norm = normalize_set(gold)
     if not gold_norm:
         raise ValueError(f"score_question: no non-empty gold answer in {list(gold)!r}")
@@ -272,6 +311,7 @@ def _within(neighbours: dict[int, set[int]], start: int, max_hops: int) -> set[i
 
 _SUM_STATES = (
     "n",
+    "gold_n",
     "hits1",
     "hit",
     "precision",
@@ -305,7 +345,9 @@ class KGQAMetrics(Metric):
 
     Every state is a float64 sum reduced with ``sum``, so the metric is exact under
     distributed reduction. ``update`` takes one score or a sequence of scores;
-    ``compute`` returns a ``dict[str, float]`` with the keys of :data:`METRIC_KEYS`.
+    ``compute`` returns a ``dict[str, float | None]`` with the keys of :data:`METRIC_KEYS`
+    (NaN: undefined, e.g. TCR with no candidate; ``None``: an answer metric when no question
+    has gold answers).
     """
 
     full_state_update = False
@@ -323,11 +365,13 @@ class KGQAMetrics(Metric):
             scores = [scores]
         for s in scores:
             self.n += 1
-            self.hits1 += s.hits1
-            self.hit += s.hit
-            self.precision += s.precision
-            self.recall += s.recall
-            self.f1 += s.f1
+            if s.has_gold:
+                self.gold_n += 1
+                self.hits1 += s.hits1
+                self.hit += s.hit
+                self.precision += s.precision
+                self.recall += s.recall
+                self.f1 += s.f1
             self.tokens += s.tokens
             self.tokens_cl100k += s.tokens_cl100k
             self.prompt_tokens += s.prompt_tokens
@@ -356,8 +400,8 @@ class KGQAMetrics(Metric):
                 self.latency_sum += s.retrieval_latency_s
                 self.latency_n += 1
 
-    def compute(self) -> dict[str, float]:
-        n = float(self.n)
+    def compute(self) -> dict[str, float | None]:
+        n, gold = float(self.n), float(self.gold_n)
         if n == 0:
             raise ValueError("KGQAMetrics.compute: no question was scored")
 
@@ -365,11 +409,11 @@ class KGQAMetrics(Metric):
             return float(total) / count if count > 0 else math.nan
 
         out = {
-            "hits@1": mean(self.hits1, n),
-            "hit": mean(self.hit, n),
-            "f1": mean(self.f1, n),
-            "precision": mean(self.precision, n),
-            "recall": mean(self.recall, n),
+            "hits@1": mean(self.hits1, gold),
+            "hit": mean(self.hit, gold),
+            "f1": mean(self.f1, gold),
+            "precision": mean(self.precision, gold),
+            "recall": mean(self.recall, gold),
             "tcr": mean(self.tcr_sum, float(self.tcr_n)),
             "tok/q": mean(self.tokens, n),
             "tok_cl100k/q": mean(self.tokens_cl100k, n),
@@ -385,14 +429,23 @@ class KGQAMetrics(Metric):
             "failed": mean(self.failed, n),
             "truncated": mean(self.truncated, n),
             "n": n,
+            "gold_n": gold,
         }
         tok = out["tok/q"]
         out["p@1k"] = out["f1"] * 1000.0 / tok if tok > 0 else math.nan
         out["h@1k"] = out["hits@1"] * 1000.0 / tok if tok > 0 else math.nan
+        if gold == 0:  # answering only: nothing to compare with (rendered NO_GOLD)
+            out.update(dict.fromkeys(ANSWER_METRICS))
         return {k: out[k] for k in METRIC_KEYS}
 
 
-def aggregate(scores: Iterable[QuestionScore]) -> dict[str, float]:
+def not_applicable(metrics: dict[str, float | None]) -> dict[str, str]:
+    """Metric -> :data:`NO_GOLD` for every answer metric of ``metrics`` left ``None`` (no
+    question had gold answers): what the console and ``summary.json`` say instead."""
+    return {k: NO_GOLD for k in ANSWER_METRICS if k in metrics and metrics[k] is None}
+
+
+def aggregate(scores: Iterable[QuestionScore]) -> dict[str, float | None]:
     """Convenience: run :class:`KGQAMetrics` over ``scores`` and return ``compute()``."""
     metric = KGQAMetrics()
     metric.update(list(scores))

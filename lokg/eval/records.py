@@ -93,10 +93,11 @@ def covered_all_constraints(output, max_hops: int) -> bool | None:
     ``context.triples`` in the retrieval's graph, the topic entities the retrieval found there
     (unknown ones left out), and as answers the packed entities whose label or display name
     normalises to a gold answer. None when the evidence is not whole triples (text passages,
-    LLMLingua's compressed text: a non-empty text with no triple placed)."""
+    LLMLingua's compressed text: a non-empty text with no triple placed), and for a question
+    without gold answers (nothing to connect)."""
     ctx, ret = output.context, output.retrieval
     packed = np.asarray(ctx.triples, dtype=np.int64).reshape(-1, 3)
-    if ctx.units is None or (ctx.text and not len(packed)):
+    if ctx.units is None or (ctx.text and not len(packed)) or not output.question.answers:
         return None
     answers = _gold_entities(ret.kg, packed, output.question.answers)
     topics = [t.entity for t in ret.topics]

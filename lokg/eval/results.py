@@ -6,14 +6,18 @@ last line), so a record of a question that *failed* (``status="failed"``) may be
 by a later record of the same id: the rerun that answered it again. The rule for one id:
 
 - a later record supersedes a ``failed`` one; readers keep the last record per id;
-- an ``ok`` record is final: any later record of its id is an error (an answered question
-  is never re-paid, and two answers for one id mean two runs wrote one file).
+- an ``ok`` record is final: the writer refuses any later record of its id (an answered
+  question is never re-paid). A later record after an ``ok`` one can only come from two runs
+  writing one file at once (possible before the writer's lock): the reader keeps the first
+  answer, ignores the rest and counts them in one warning line, so such a file still resumes.
 
-On reopening, :class:`ResultsWriter` reads the current record of every id, drops (and
-reports) a torn last line, and refuses to write over an answered id; the run loop skips the
-answered ids and asks the failed ones again. A sidecar ``<name>.meta.json`` holds the run's
-configuration fingerprint; resuming under a different fingerprint is an error rather than a
-silent mix of two setups.
+One writer per file: :class:`ResultsWriter` holds an exclusive OS lock on ``<name>.lock``
+from opening to closing (:mod:`lokg.eval.lock`); a second writer is refused with one line
+naming the holder's pid, or waits for it (``wait=True``). On reopening, it reads the current
+record of every id, drops (and reports) a torn last line, and refuses to write over an
+answered id; the run loop skips the answered ids and asks the failed ones again. A sidecar
+``<name>.meta.json`` holds the run's configuration fingerprint; resuming under a different
+fingerprint is an error rather than a silent mix of two setups.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from lokg.atomic_io import write_atomic
+from lokg.eval.lock import lock_results
 from lokg.eval.metrics import QuestionScore, score_question
 
 log = logging.getLogger(__name__)
@@ -156,12 +161,15 @@ class ResultsFile:
         torn_line: a dropped torn last line, if any.
         valid_bytes: length of the file without the torn line.
         superseded: failed records replaced by a later record of their id.
+        duplicates: records ignored because their id was already answered (two runs wrote
+            the file at once).
     """
 
     records: dict[str, QuestionResult]
     torn_line: str | None = None
     valid_bytes: int = 0
     superseded: int = 0
+    duplicates: int = 0
 
     @property
     def answered_ids(self) -> set[str]:
@@ -179,45 +187,51 @@ def read_results(path: str | os.PathLike) -> ResultsFile:
     empty.
 
     A last line without its terminating newline is a torn write: it is dropped and
-    returned in ``torn_line`` (callers report it). A malformed complete line, or any record
-    after an ``ok`` record of the same id, is an error naming the file and line.
+    returned in ``torn_line`` (callers report it). A malformed complete line is an error
+    naming the file and line. A record whose id was already answered is ignored (the first
+    answer wins) and counted in ``duplicates``, with one warning line for the file.
     """
     path = Path(path)
     if not path.exists():
         return ResultsFile(records={})
     data = path.read_bytes()
-    records: dict[str, QuestionResult] = {}
-    superseded = 0
+    found = ResultsFile(records={})
+    repeated: dict[str, int] = {}  # answered id -> line of its first ignored record
     offset = 0
     lineno = 0
-    torn = None
     while offset < len(data):
         end = data.find(b"\n", offset)
         lineno += 1
         if end < 0:
-            torn = data[offset:].decode("utf-8", errors="replace")
+            found.torn_line = data[offset:].decode("utf-8", errors="replace")
             break
         line = data[offset:end]
-        if line.strip():
-            try:
-                rec = QuestionResult.from_json(json.loads(line))
-            except (json.JSONDecodeError, UnicodeDecodeError, TypeError, ValueError) as exc:
-                raise ValueError(f"{path}:{lineno}: not a valid result record ({exc})") from exc
-            earlier = records.get(rec.id)
-            if earlier is not None and earlier.status == "ok":
-                raise ValueError(
-                    f"{path}:{lineno}: question id {rec.id!r} appears again after it was "
-                    "answered (only a failed record may be superseded)"
-                )
-            superseded += earlier is not None
-            records[rec.id] = rec
         offset = end + 1
-    return ResultsFile(
-        records=records,
-        torn_line=torn,
-        valid_bytes=offset if torn is not None else len(data),
-        superseded=superseded,
-    )
+        if not line.strip():
+            continue
+        try:
+            rec = QuestionResult.from_json(json.loads(line))
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}:{lineno}: not a valid result record ({exc})") from exc
+        earlier = found.records.get(rec.id)
+        if earlier is not None and earlier.status == "ok":  # an answer is final
+            found.duplicates += 1
+            repeated.setdefault(rec.id, lineno)
+            continue
+        found.superseded += earlier is not None
+        found.records[rec.id] = rec
+    found.valid_bytes = offset if found.torn_line is not None else len(data)
+    if repeated:
+        log.warning(
+            "%s: %d records of %d question ids were written after their id was answered "
+            "(first at line %d: two runs wrote this file at once); the first answer of each "
+            "id is kept",
+            path,
+            found.duplicates,
+            len(repeated),
+            min(repeated.values()),
+        )
+    return found
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -235,16 +249,30 @@ class ResultsWriter:
         path: the JSONL file (its directory is created).
         fingerprint: identifies the run's configuration; stored beside the file on first
             open and checked on every later open (``None`` skips the check).
+        wait: when another process writes ``path``, wait for it to end instead of refusing.
 
-    Opening truncates a torn last line (reported with a warning and kept in
-    ``dropped_torn_line``). ``records`` holds the current record of every id. ``write`` is
+    Opening takes the file's exclusive lock (:func:`~lokg.eval.lock.lock_results`, held
+    until :meth:`close`; :class:`~lokg.eval.lock.ResultsBusy` when another live process holds
+    it and ``wait`` is false), then truncates a torn last line (reported with a warning and
+    kept in ``dropped_torn_line``). ``records`` holds the current record of every id. ``write`` is
     thread-safe and durable (flush + fsync); it appends a record for a new id or for an id
     whose current record failed (the new record supersedes it), and refuses an answered id.
     """
 
-    def __init__(self, path: str | os.PathLike, fingerprint: str | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike, fingerprint: str | None = None, wait: bool = False
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer_lock = lock_results(self.path, wait=wait)
+        try:
+            self._open(fingerprint)
+        except BaseException:
+            self._writer_lock.release()
+            raise
+
+    def _open(self, fingerprint: str | None) -> None:
+        """Check the fingerprint, read the records, cut a torn last line, open for append."""
         self._check_fingerprint(fingerprint)
         found = read_results(self.path)
         self.dropped_torn_line = found.torn_line
@@ -339,6 +367,7 @@ class ResultsWriter:
         with self._lock:
             if not self._fh.closed:
                 self._fh.close()
+            self._writer_lock.release()
 
     def __enter__(self) -> ResultsWriter:
         return self

@@ -2,7 +2,9 @@
 
 Each evaluation run writes one ``summary.json`` (``summary-limit<N>.json`` for the first N
 questions of a split; :func:`write_run_summary`) holding its
-dataset, method, ablation, LLM, seed and run metrics (:class:`KGQAMetrics` keys).
+dataset, method, ablation, LLM, seed and run metrics (:class:`KGQAMetrics` keys; ``null``
+for an undefined one) and, when a metric could not be computed for want of gold answers (a
+questions file for answering only), ``metric_notes``: metric -> ``"n/a (no gold answers)"``.
 :func:`collect_summaries` finds them under a directory; the table builders group runs
 that differ only by seed and report mean ± sample std (ddof = 1; the std is omitted
 when there is a single seed):
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lokg.atomic_io import write_atomic
+from lokg.eval.metrics import not_applicable
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +84,7 @@ class RunSummary:
     ablation: str
     llm: str
     seed: int
-    metrics: dict[str, float]
+    metrics: dict[str, float | None]
     budget: int | None = None
     limit: int | None = None
     split: str = "test"
@@ -109,6 +112,8 @@ def write_run_summary(run_dir: str | os.PathLike, summary: RunSummary) -> Path:
     data = {k: getattr(summary, k) for k in keys}
     data["departures"] = list(summary.departures)
     data["metrics"] = {k: (None if _isnan(v) else v) for k, v in summary.metrics.items()}
+    if notes := not_applicable(summary.metrics):
+        data["metric_notes"] = notes
     return write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 

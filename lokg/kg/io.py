@@ -51,6 +51,7 @@ __all__ = [
     "CONTROL_CHARACTERS",
     "QUESTION_KEYS",
     "DataFormatError",
+    "REQUIRED_QUESTION_KEYS",
     "ReadReport",
     "check_input_file",
     "count_control_labels",
@@ -73,9 +74,12 @@ _HEADER_WORDS = {
 }
 TRIPLE_FORMATS = ("auto", "tsv", "csv", "nt")
 HEADER_MODES = ("auto", "present", "none")
-#: the keys of a question record: four required, ``gold_path`` optional
+#: the keys of a question record: ``id``, ``question``, ``topic_entities`` required (in
+#: :data:`REQUIRED_QUESTION_KEYS`); ``answers`` optional (a file whose records have none is for
+#: answering only) and ``gold_path`` optional
 QUESTION_KEYS = ("id", "question", "answers", "topic_entities", "gold_path")
 #: characters a rendered line never holds raw: the control characters (category Cc: C0, DEL,
+REQUIRED_QUESTION_KEYS = ("id", "question", "topic_entities")
 #: C1) and U+2028/U+2029, i.e. everything ``str.splitlines`` breaks on.  The readers count the
 #: labels holding one; :func:`lokg.ittc.render.one_line` writes each as an escape.
 CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -554,8 +558,8 @@ def _unknown_key(key: str) -> str:
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     shown = repr(key if len(key) <= 40 else key[:40] + "...")
     return (
-        f"unknown key {shown}{hint}; expected keys {', '.join(QUESTION_KEYS[:4])} and "
-        f"optionally {QUESTION_KEYS[4]}"
+        f"unknown key {shown}{hint}; expected keys {', '.join(REQUIRED_QUESTION_KEYS)} and "
+        f"optionally {', '.join(optional)}"
     )
 
 
@@ -565,7 +569,8 @@ def _question_id(obj: dict, path: os.PathLike | str, lineno: int) -> str:
     unknown = next((k for k in obj if k not in QUESTION_KEYS), None)
     if unknown is not None:
         raise DataFormatError(f"{_where(path, lineno)}: {_unknown_key(unknown)}")
-    missing = [k for k in QUESTION_KEYS[:4] if k not in obj]
+    missing = [k for k in REQUIRED_QUESTION_KEYS if k not in obj]
+    optional = [k for k in QUESTION_KEYS if k not in REQUIRED_QUESTION_KEYS]
     _expect(not missing, path, lineno, f"missing key(s) {missing}")
     qid = obj["id"]
     _expect(
@@ -607,7 +612,8 @@ def _question(obj: dict, qid: str, path: os.PathLike | str, lineno: int) -> Ques
         lineno,
         f"'question' is {_kind(text)}; expected a non-empty string",
     )
-    answers = _check_labels(obj["answers"], "answers", path, lineno)
+    answers = obj.get("answers")  # absent or null: no gold answer (answering only)
+    answers = [] if answers is None else _check_labels(answers, "answers", path, lineno)
     topics = _check_labels(obj["topic_entities"], "topic_entities", path, lineno)
     _expect(
         len(topics) > 0,
@@ -640,8 +646,8 @@ def read_questions(
     kg: KnowledgeGraph | None = None,
     taken_ids: Mapping[str, str] | None = None,
 ) -> tuple[list[Question], ReadReport]:
-    """Read questions JSONL (``id``, ``question``, ``answers``, ``topic_entities``, optional
-    ``gold_path``; :data:`QUESTION_KEYS`).
+    """Read questions JSONL (``id``, ``question``, ``topic_entities``, optional ``answers``
+    and ``gold_path``; :data:`QUESTION_KEYS`).
 
     Duplicate ids, missing, unknown (a misspelt ``answer``) or mistyped keys (an empty or
     non-string topic entity among them), invalid JSON and empty files are errors naming the
@@ -652,6 +658,8 @@ def read_questions(
         path: the JSONL file.
         kg: the graph the questions are asked over (for the count of unknown topic entities).
         taken_ids: ids already used elsewhere (id -> where, e.g. ``"split 'train'"``); reusing
+    *,
+    mixed_answers: bool = False,
             one is an error naming this line.
     """
     path = check_input_file(path)
@@ -661,18 +669,26 @@ def read_questions(
     unknown_topics: list[tuple[int, str]] = []
     for lineno, text in _lines(path):
         report.lines = lineno
+    ``answers`` absent, ``null`` or ``[]``: the question has no gold answer (``answers ==
+    ()``). A file is either answered (every record has answers: it can train and be scored)
+    or for answering only (no record has any; the report says so). A file that mixes the
+    two is an error naming its first record unlike the first one, unless ``mixed_answers``
+    (the package's own prepared split files, where a source may keep unanswerable
+    questions): a forgotten ``answers`` is a typo, not a question to leave unscored.
+
         if not text.strip():
             report.blank += 1
             continue
         obj = _json_object(path, lineno, text)
         qid = _question_id(obj, path, lineno)
+        mixed_answers: accept answered and unanswered records in one file.
         _check_new_id(qid, first_line, taken_ids, path, lineno)
         first_line[qid] = lineno
         question = _question(obj, qid, path, lineno)
         if kg is not None:
             unknown_topics += [(lineno, t) for t in question.topic_entities if t not in kg.entities]
-        if not question.answers:
-            report.notes.append(f"line {lineno}: question {qid!r} has no gold answer")
+        if questions and not mixed_answers:
+            _check_like_first(question, questions[0], first_line, path, lineno)
         report.control_questions += bool(CONTROL_CHARACTERS.search(question.text))
         questions.append(question)
         report.records += 1
@@ -691,6 +707,12 @@ def read_questions(
 def write_questions(path: str | os.PathLike, questions: list[Question]) -> None:
     """Write questions JSONL atomically (temp file + rename)."""
     path = Path(path)
+    if unanswered := sum(not q.answers for q in questions):
+        report.notes.append(
+            "no question has gold answers (answering only: answer metrics n/a)"
+            if unanswered == len(questions)
+            else f"{unanswered} questions without gold answers (left out of the answer metrics)"
+        )
     with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for q in questions:
             fh.write(json.dumps(q.to_json(), ensure_ascii=False) + "\n")
@@ -701,6 +723,26 @@ def _split_answer_field(field_: str) -> list[str] | None:
     """``first(a1/a2/)`` -> ``[a1, a2]``; labels may themselves contain parentheses."""
     if not field_.endswith("/)"):
         return None
+def _check_like_first(
+    question: Question,
+    first: Question,
+    first_line: Mapping[str, int],
+    path: os.PathLike | str,
+    lineno: int,
+) -> None:
+    """An error naming the line when ``question`` has gold answers and the file's first
+    question ``first`` has none, or the other way round (:func:`read_questions`)."""
+    if bool(question.answers) == bool(first.answers):
+        return
+    this, that = ("has no", "has") if first.answers else ("has", "has none")
+    raise DataFormatError(
+        f"{_where(path, lineno)}: question {question.id!r} {this} 'answers' but the first "
+        f"(line {first_line[first.id]}, {first.id!r}) {that}; expected answers on every record "
+        "(to train and score) or on none (answering only); put unanswered questions in a "
+        "file of their own (data.source.split_paths.test)"
+    )
+
+
     for i, ch in enumerate(field_):
         if ch != "(":
             continue

@@ -110,15 +110,6 @@ def test_corrupt_middle_line_is_an_error_naming_file_and_line(tmp_path):
         read_results(path)
 
 
-@pytest.mark.parametrize("later_status", ["ok", "failed"])
-def test_any_record_after_an_answer_is_an_error(tmp_path, later_status):
-    path = tmp_path / "r.jsonl"
-    later = rec("a", pred=() if later_status == "failed" else ("Paris",), status=later_status)
-    path.write_text(json.dumps(rec("a").to_json()) + "\n" + json.dumps(later.to_json()) + "\n")
-    with pytest.raises(ValueError, match=r":2: question id 'a' appears again after it was answ"):
-        read_results(path)
-
-
 def test_fingerprint_mismatch_refuses_to_resume(tmp_path):
     path = tmp_path / "r.jsonl"
     ResultsWriter(path, fingerprint="cfg-1").close()

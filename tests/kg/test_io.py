@@ -245,7 +245,9 @@ def test_questions_roundtrip(tmp_path, kg):
     [
         ("{not json", "invalid JSON"),
         ("[1, 2]", "expected a JSON object"),
-        (qline(answers=...), "missing key(s) ['answers']"),
+        (qline(answers=...), "question 'q1' has no 'answers' but the first (line 1, 'q0') has"),
+        (qline(answers=[]), "question 'q1' has no 'answers' but the first (line 1, 'q0') has"),
+        (qline(question=...), "missing key(s) ['question']"),
         (qline(id=""), "'id' is an empty string; expected a non-empty string or integer"),
         (qline(question=" "), "'question' is an empty string; expected a non-empty string"),
         (qline(answers="paris"), "'answers' is the string 'paris'; expected a list"),

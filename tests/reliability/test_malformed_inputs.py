@@ -217,7 +217,11 @@ CASES = [
     # ----------------------------------------------------------- questions JSONL
     qs("q-invalid-json", q() + "\n{not json\n", 2, "invalid JSON"),
     qs("q-array", q() + "\n[1, 2]\n", 2, "expected a JSON object"),
-    qs("q-missing-answers", q(id="q1", answers=...), 1, "missing key(s) ['answers']"),
+    qs("q-answers-on-some-records", q() + "\n" + q(id="q1", answers=...), 2,
+       "question 'q1' has no 'answers' but the first (line 1, 'q0') has; expected answers on "
+       "every record (to train and score) or on none (answering only)"),
+    qs("q-missing-topics", q(id="q1", topic_entities=...), 1,
+       "missing key(s) ['topic_entities']"),
     qs("q-empty-id", q(id=""), 1, "'id' is an empty string"),
     qs("q-bool-id", q(id=True), 1, "'id' is bool true"),
     qs("q-float-id", q(id=1.5), 1, "'id' is float 1.5"),
@@ -242,12 +246,12 @@ CASES = [
     qs("q-empty-file", "\n\n", 1, "file has no questions"),
     qs("q-bad-utf8", q().encode() + b"\n\x80\n", 2, "not valid UTF-8"),
     qs("q-unknown-key-answer", q() + "\n" + q(id="q1", answer=["paris"]) + "\n", 2,
-       "unknown key 'answer' (did you mean 'answers'?); expected keys id, question, answers, "
-       "topic_entities and optionally gold_path"),
+       "unknown key 'answer' (did you mean 'answers'?); expected keys id, question, "
+       "topic_entities and optionally answers, gold_path"),
     qs("q-unknown-key-gold-paths", q(gold_paths=[["france", "r", "paris"]]), 1,
        "unknown key 'gold_paths' (did you mean 'gold_path'?)"),
     qs("q-unknown-key-no-hint", q(meta={"source": "web"}), 1,
-       "unknown key 'meta'; expected keys id, question, answers"),
+       "unknown key 'meta'; expected keys id, question, topic_entities"),
     qs("q-unknown-key-with-nul", q(**{"x\x00": 1}), 1, "unknown key 'x\\x00'"),
     # ----------------------------------------------------------- PathQuestion format
     pq("pq-2-columns", "q\tb(b/)\n", 1, "2 tab-separated columns; expected 3"),
