@@ -20,8 +20,8 @@ Both files are written to temporary siblings, read back through ``CustomSource``
 renamed in place, so a failed run leaves no half-written file.  A non-empty ``DIR`` is refused
 unless ``--force`` (which replaces these two files and leaves anything else there alone).
 The script prints the counts and the three commands a user runs on the files (TransE, the
-walk model, a retriever-only evaluation on val).  This is the stand-in measured in README.md
-("Tried exactly this way on a stand-in for an unseen KG and question set").
+walk model, a retriever-only evaluation on val).  This is the stand-in measured in docs/results.md
+("The bring-your-own-KG stand-in").
 """
 
 from __future__ import annotations
