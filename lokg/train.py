@@ -146,6 +146,7 @@ def _built_model(cfg: DictConfig, datamodule) -> _Fit:
     build = hydra.utils.instantiate(cfg.model, _partial_=True)
     is_class = isinstance(build.func, type)
     if is_class and issubclass(build.func, GATModule):
+        datamodule.require_answers("the GAT (experiment=train_gat)")
         # the GAT runs on SCOS's compressed graph, with the embedder's node features
         embedder = _embedder(cfg)
         gat_art, sizes = train_stages.prepare_gat(cfg, datamodule, embedder)
@@ -153,6 +154,7 @@ def _built_model(cfg: DictConfig, datamodule) -> _Fit:
         feats = train_stages.attach_gat_graph(model, gat_art, embedder)
         return _Fit(model, "gat", gat_art=gat_art, feats=feats)
     if is_class and issubclass(build.func, WalkModule):
+        datamodule.require_answers("the walk model (experiment=train_walk)")
         # the walk model: SCOS's graph as given (it walks both directions by itself, so no
         # added inverse edge), the embedder's features, TransE's merged e_r
         embedder = _embedder(cfg)
@@ -162,6 +164,7 @@ def _built_model(cfg: DictConfig, datamodule) -> _Fit:
         train_stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)
         return _Fit(model, WALK_KIND, walk_art=walk_art)
     if is_class and issubclass(build.func, RerankModule):
+        datamodule.require_answers("the answer GAT (experiment=train_rerank)")
         # the answer GAT: the trained walk's candidates over the train and val questions
         rerank_in = train_stages.prepare_rerank(cfg, datamodule, _embedder(cfg))
         model = build(**rerank_in.sizes)
@@ -176,7 +179,6 @@ def _trainer(cfg: DictConfig, datamodule, stage: str, seed: int) -> tuple[pl.Tra
     """``(trainer, resume)``: the trainer with the config's callbacks and loggers (the
     hyper-parameters logged) and, for a real fit, the checkpoint a fit stopped by SIGTERM
     leaves and the same command resumes from (``None`` otherwise)."""
-        datamodule.require_answers("the GAT (experiment=train_gat)")
     callbacks = instantiate_list(cfg.get("callbacks"))
     resume = None
     if cfg.train and not cfg.trainer.get("fast_dev_run"):
@@ -184,7 +186,6 @@ def _trainer(cfg: DictConfig, datamodule, stage: str, seed: int) -> tuple[pl.Tra
         callbacks.append(preemption.ResumeCheckpoint(resume, resuming=resume.is_file()))
     loggers = instantiate_list(cfg.get("logger"))
     trainer: pl.Trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks, logger=loggers)
-        datamodule.require_answers("the walk model (experiment=train_walk)")
     hparams = OmegaConf.to_container(cfg, resolve=True)
     hparams["seed"] = seed
     for lg in loggers:
@@ -194,7 +195,6 @@ def _trainer(cfg: DictConfig, datamodule, stage: str, seed: int) -> tuple[pl.Tra
 
 def _is_transe_with_scos(cfg: DictConfig, model) -> bool:
     """Whether the fit is TransE's with SCOS after it (its stage is ``scos``)."""
-        datamodule.require_answers("the answer GAT (experiment=train_rerank)")
     from lokg.models.transe_module import TransEModule
 
     return isinstance(model, TransEModule) and cfg.get("scos") is not None

@@ -237,6 +237,26 @@ class KGQADataModule(pl.LightningDataModule):
         kg = self._require_setup()
         return {"num_entities": kg.num_entities, "num_relations": kg.num_relations}
 
+    def require_answers(self, job: str) -> None:
+        """An :class:`~lokg.errors.InputError` (one line) when ``job`` (e.g. ``the walk model
+        (experiment=train_walk)``), which trains on gold answers, would train on questions
+        without any: a train or val question has none, or the train split is empty because
+        the questions file has none (it is for answering only, all in test)."""
+        self._require_setup()
+        qs = self.questions
+        split = next((s for s in ("train", "val") if any(not q.answers for q in qs[s])), None)
+        if split is None and not qs["train"] and any(not q.answers for q in qs["test"]):
+            split = "test"
+        if split is None:
+            return
+        where = self.source.questions_origin(split)
+        raise InputError(
+            f'{where} has no answers; {job} trains on gold answers: add "answers" to the '
+            "train and val records, or skip it (TransE + SCOS need only the KG: "
+            "experiment=train_transe) and evaluate with a retriever that needs no trained "
+            "model (retriever=taimr_linked)"
+        )
+
     @property
     def has_question_subgraphs(self) -> bool:
         return self._subgraphs is not None
@@ -286,23 +306,3 @@ class KGQADataModule(pl.LightningDataModule):
         """Statistics of the prepared dataset (``stats.json``)."""
         self._require_setup()
         return dict(self.stats)
-    def require_answers(self, job: str) -> None:
-        """An :class:`~lokg.errors.InputError` (one line) when ``job`` (e.g. ``the walk model
-        (experiment=train_walk)``), which trains on gold answers, would train on questions
-        without any: a train or val question has none, or the train split is empty because
-        the questions file has none (it is for answering only, all in test)."""
-        self._require_setup()
-        qs = self.questions
-        split = next((s for s in ("train", "val") if any(not q.answers for q in qs[s])), None)
-        if split is None and not qs["train"] and any(not q.answers for q in qs["test"]):
-            split = "test"
-        if split is None:
-            return
-        where = self.source.questions_origin(split)
-        raise InputError(
-            f'{where} has no answers; {job} trains on gold answers: add "answers" to the '
-            "train and val records, or skip it (TransE + SCOS need only the KG: "
-            "experiment=train_transe) and evaluate with a retriever that needs no trained "
-            "model (retriever=taimr_linked)"
-        )
-

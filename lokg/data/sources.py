@@ -136,10 +136,10 @@ class DatasetSource(ABC):
     def load(self) -> RawDataset:
         """Read the files into a :class:`RawDataset`."""
 
-
     def questions_origin(self, split: str) -> str:
         """Where ``split``'s questions come from, as an error message names it."""
         return f"{self.name}'s {split} questions"
+
 
 # --------------------------------------------------------------------------- PathQuestion
 PATHQUESTION_VARIANTS: dict[str, tuple[str, str]] = {
@@ -666,12 +666,12 @@ class CustomSource(DatasetSource):
         kg, questions = self._paths()
         return [kg, *questions.values()]
 
-    def config(self) -> dict:
     def questions_origin(self, split: str) -> str:
         if self.questions_path is not None:
             return f"the questions file {self.questions_path}"
         return f"data.source.split_paths.{split} ({self.split_paths.get(split)})"
 
+    def config(self) -> dict:
         out = {
             **super().config(),
             "format": self.kg_format,

@@ -50,8 +50,8 @@ from lokg.typing import LabeledTriple, Question
 __all__ = [
     "CONTROL_CHARACTERS",
     "QUESTION_KEYS",
-    "DataFormatError",
     "REQUIRED_QUESTION_KEYS",
+    "DataFormatError",
     "ReadReport",
     "check_input_file",
     "count_control_labels",
@@ -78,8 +78,8 @@ HEADER_MODES = ("auto", "present", "none")
 #: :data:`REQUIRED_QUESTION_KEYS`); ``answers`` optional (a file whose records have none is for
 #: answering only) and ``gold_path`` optional
 QUESTION_KEYS = ("id", "question", "answers", "topic_entities", "gold_path")
-#: characters a rendered line never holds raw: the control characters (category Cc: C0, DEL,
 REQUIRED_QUESTION_KEYS = ("id", "question", "topic_entities")
+#: characters a rendered line never holds raw: the control characters (category Cc: C0, DEL,
 #: C1) and U+2028/U+2029, i.e. everything ``str.splitlines`` breaks on.  The readers count the
 #: labels holding one; :func:`lokg.ittc.render.one_line` writes each as an escape.
 CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -557,6 +557,7 @@ def _unknown_key(key: str) -> str:
     close = difflib.get_close_matches(key, QUESTION_KEYS, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     shown = repr(key if len(key) <= 40 else key[:40] + "...")
+    optional = [k for k in QUESTION_KEYS if k not in REQUIRED_QUESTION_KEYS]
     return (
         f"unknown key {shown}{hint}; expected keys {', '.join(REQUIRED_QUESTION_KEYS)} and "
         f"optionally {', '.join(optional)}"
@@ -570,7 +571,6 @@ def _question_id(obj: dict, path: os.PathLike | str, lineno: int) -> str:
     if unknown is not None:
         raise DataFormatError(f"{_where(path, lineno)}: {_unknown_key(unknown)}")
     missing = [k for k in REQUIRED_QUESTION_KEYS if k not in obj]
-    optional = [k for k in QUESTION_KEYS if k not in REQUIRED_QUESTION_KEYS]
     _expect(not missing, path, lineno, f"missing key(s) {missing}")
     qid = obj["id"]
     _expect(
@@ -645,6 +645,8 @@ def read_questions(
     path: str | os.PathLike,
     kg: KnowledgeGraph | None = None,
     taken_ids: Mapping[str, str] | None = None,
+    *,
+    mixed_answers: bool = False,
 ) -> tuple[list[Question], ReadReport]:
     """Read questions JSONL (``id``, ``question``, ``topic_entities``, optional ``answers``
     and ``gold_path``; :data:`QUESTION_KEYS`).
@@ -654,13 +656,19 @@ def read_questions(
     line.  A topic entity that is not in ``kg`` is not an input error (the question is
     answered without evidence); the report counts such questions.
 
+    ``answers`` absent, ``null`` or ``[]``: the question has no gold answer (``answers ==
+    ()``). A file is either answered (every record has answers: it can train and be scored)
+    or for answering only (no record has any; the report says so). A file that mixes the
+    two is an error naming its first record unlike the first one, unless ``mixed_answers``
+    (the package's own prepared split files, where a source may keep unanswerable
+    questions): a forgotten ``answers`` is a typo, not a question to leave unscored.
+
     Args:
         path: the JSONL file.
         kg: the graph the questions are asked over (for the count of unknown topic entities).
         taken_ids: ids already used elsewhere (id -> where, e.g. ``"split 'train'"``); reusing
-    *,
-    mixed_answers: bool = False,
             one is an error naming this line.
+        mixed_answers: accept answered and unanswered records in one file.
     """
     path = check_input_file(path)
     report = ReadReport(str(path))
@@ -669,19 +677,11 @@ def read_questions(
     unknown_topics: list[tuple[int, str]] = []
     for lineno, text in _lines(path):
         report.lines = lineno
-    ``answers`` absent, ``null`` or ``[]``: the question has no gold answer (``answers ==
-    ()``). A file is either answered (every record has answers: it can train and be scored)
-    or for answering only (no record has any; the report says so). A file that mixes the
-    two is an error naming its first record unlike the first one, unless ``mixed_answers``
-    (the package's own prepared split files, where a source may keep unanswerable
-    questions): a forgotten ``answers`` is a typo, not a question to leave unscored.
-
         if not text.strip():
             report.blank += 1
             continue
         obj = _json_object(path, lineno, text)
         qid = _question_id(obj, path, lineno)
-        mixed_answers: accept answered and unanswered records in one file.
         _check_new_id(qid, first_line, taken_ids, path, lineno)
         first_line[qid] = lineno
         question = _question(obj, qid, path, lineno)
@@ -694,6 +694,12 @@ def read_questions(
         report.records += 1
     if not questions:
         raise _empty_error(path, "questions", report)
+    if unanswered := sum(not q.answers for q in questions):
+        report.notes.append(
+            "no question has gold answers (answering only: answer metrics n/a)"
+            if unanswered == len(questions)
+            else f"{unanswered} questions without gold answers (left out of the answer metrics)"
+        )
     if unknown_topics:
         lineno, label = unknown_topics[0]
         n = len({line for line, _ in unknown_topics})
@@ -704,25 +710,6 @@ def read_questions(
     return questions, report
 
 
-def write_questions(path: str | os.PathLike, questions: list[Question]) -> None:
-    """Write questions JSONL atomically (temp file + rename)."""
-    path = Path(path)
-    if unanswered := sum(not q.answers for q in questions):
-        report.notes.append(
-            "no question has gold answers (answering only: answer metrics n/a)"
-            if unanswered == len(questions)
-            else f"{unanswered} questions without gold answers (left out of the answer metrics)"
-        )
-    with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        for q in questions:
-            fh.write(json.dumps(q.to_json(), ensure_ascii=False) + "\n")
-
-
-# --------------------------------------------------------------------------- PathQuestion
-def _split_answer_field(field_: str) -> list[str] | None:
-    """``first(a1/a2/)`` -> ``[a1, a2]``; labels may themselves contain parentheses."""
-    if not field_.endswith("/)"):
-        return None
 def _check_like_first(
     question: Question,
     first: Question,
@@ -743,6 +730,19 @@ def _check_like_first(
     )
 
 
+def write_questions(path: str | os.PathLike, questions: list[Question]) -> None:
+    """Write questions JSONL atomically (temp file + rename)."""
+    path = Path(path)
+    with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        for q in questions:
+            fh.write(json.dumps(q.to_json(), ensure_ascii=False) + "\n")
+
+
+# --------------------------------------------------------------------------- PathQuestion
+def _split_answer_field(field_: str) -> list[str] | None:
+    """``first(a1/a2/)`` -> ``[a1, a2]``; labels may themselves contain parentheses."""
+    if not field_.endswith("/)"):
+        return None
     for i, ch in enumerate(field_):
         if ch != "(":
             continue
