@@ -4,7 +4,8 @@ importable module, or a Makefile target), and every Hydra override it gives ``tr
 ``evaluate.py`` composes against ``configs/`` (the ``make_cfg`` fixture of tests/conftest.py,
 as tests/test_configs.py composes). Also: the quick-start table has the columns the demo
 prints (lokg/demo.py), every results-table cell equals the ledger line its footnote names,
-and every relative link resolves to a file and, with ``#anchor``, to one of its headings."""
+and every relative link of it and of the docs/ pages its content moved to resolves to a file
+and, with ``#anchor``, to one of its headings."""
 
 from __future__ import annotations
 
@@ -216,18 +217,22 @@ def _anchors(path: Path) -> set[str]:
     return {_slug(h) for h in re.findall(r"^#+ (.*)$", text, re.MULTILINE)}
 
 
-def test_every_relative_link_resolves_to_a_file_and_a_heading():
-    text = README.read_text(encoding="utf-8")
-    links = re.findall(r"\]\(([^)\s]+)\)", text)
+#: the README and the pages it moved its content to
+DOCS = (README, *(ROOT / "docs" / f"{n}.md" for n in ("results", "history", "datasets", "configs")))
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_relative_link_resolves_to_a_file_and_a_heading(doc):
+    links = re.findall(r"\]\(([^)\s]+)\)", doc.read_text(encoding="utf-8"))
     assert links
     for link in links:
         if re.match(r"^[a-z]+://", link):
             continue
         target, _, anchor = link.partition("#")
-        path = ROOT / target if target else README
-        assert path.exists(), f"README link {link}: no {target}"
+        path = (doc.parent / target).resolve() if target else doc
+        assert path.exists(), f"{doc.name} link {link}: no {target}"
         if anchor:
-            assert anchor in _anchors(path), f"README link {link}: no heading #{anchor}"
+            assert anchor in _anchors(path), f"{doc.name} link {link}: no heading #{anchor}"
 
 
 def test_slugs_follow_github():
