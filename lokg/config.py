@@ -70,7 +70,21 @@ def run_tags(tags: Any, *labels: Any) -> list[str]:
     return out
 
 
+def on_accelerator(accelerator: str, on_cpu: Any, on_accelerator_: Any) -> Any:
+    """``on_cpu`` when ``trainer.accelerator`` trains on the CPU, else ``on_accelerator_``
+    (``auto``: an accelerator when CUDA is available, as Lightning picks). The resolver
+    ``${lokg_on_accelerator:${trainer.accelerator},<cpu value>,<accelerator value>}`` lets a
+    model config pick a setting by device (``model=transe``'s triple batch size)."""
+    if accelerator == "auto":
+        import torch
+
+        return on_accelerator_ if torch.cuda.is_available() else on_cpu
+    return on_cpu if accelerator == "cpu" else on_accelerator_
+
+
 def register_resolvers() -> None:
+    if not OmegaConf.has_resolver("lokg_on_accelerator"):
+        OmegaConf.register_new_resolver("lokg_on_accelerator", on_accelerator)
     if not OmegaConf.has_resolver("lokg_wandb_offline"):
         OmegaConf.register_new_resolver("lokg_wandb_offline", wandb_offline)
     if not OmegaConf.has_resolver("lokg_run_tags"):

@@ -8,21 +8,22 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import hydra
 import pytorch_lightning as pl
+import torch
 from omegaconf import DictConfig, OmegaConf
 from pytorch_lightning.utilities.model_helpers import is_overridden
+from pytorch_lightning.utilities.rank_zero import rank_zero_only
 
 from lokg import preemption, train_stages
 from lokg.config import check_target_keys, instantiate_list, resolve_seed
 from lokg.console import configure_console, format_stats
+from lokg.errors import InputError
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import torch
 
     from lokg.artifacts import GraphArtifacts
 
@@ -41,6 +42,33 @@ def early_stop_line(trainer: pl.Trainer) -> str | None:
                 f"(max_epochs {trainer.max_epochs}): {cb.stopping_reason_message}"
             )
     return None
+
+
+#: the float32 matmul precisions torch takes (``torch.set_float32_matmul_precision``)
+MATMUL_PRECISIONS = ("highest", "high", "medium")
+_said_precision: set[str] = set()  # the precisions already said on this process's console
+
+
+def build_trainer(*, float32_matmul_precision: str | None = None, **settings: Any) -> pl.Trainer:
+    """``pl.Trainer(**settings)``, after setting torch's float32 matmul precision when given
+    (``trainer=gpu``: ``high``, TF32 on tensor cores, about 10 mantissa bits in products and
+    float32 sums; Lightning warns on every CUDA run while it is unset). Said once per
+    precision and process, by rank 0."""
+    if float32_matmul_precision is not None:
+        if float32_matmul_precision not in MATMUL_PRECISIONS:
+            raise InputError(
+                f"trainer.float32_matmul_precision={float32_matmul_precision!r}; expected one "
+                f"of {list(MATMUL_PRECISIONS)}"
+            )
+        torch.set_float32_matmul_precision(float32_matmul_precision)
+        if float32_matmul_precision not in _said_precision and rank_zero_only.rank == 0:
+            print(
+                f"float32 matmul precision: {float32_matmul_precision} "
+                "(trainer.float32_matmul_precision; 'high' is TF32 on tensor cores)",
+                flush=True,
+            )
+        _said_precision.add(float32_matmul_precision)
+    return pl.Trainer(**settings)
 
 
 def _embedder(cfg: DictConfig):

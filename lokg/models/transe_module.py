@@ -33,8 +33,9 @@ __all__ = [
 ]
 
 _VOCAB_KEYS = ("num_entities", "num_relations", "dim")
-#: optimizers that take the sparse gradients of ``sparse=True``
-SPARSE_OPTIMIZERS = (torch.optim.SparseAdam, torch.optim.SGD)
+#: optimizers that take the sparse gradients of ``sparse=True`` (each moves only the rows a
+#: gradient has: SparseAdam's moments, Adagrad's sums and plain SGD are kept or applied per row)
+SPARSE_OPTIMIZERS = (torch.optim.SparseAdam, torch.optim.Adagrad, torch.optim.SGD)
 
 
 class TransEModule(pl.LightningModule):
@@ -52,8 +53,14 @@ class TransEModule(pl.LightningModule):
             default Adam(lr=0.01), SparseAdam(lr=0.01) with ``sparse``.
         sparse: sparse embedding gradients (beyond the paper; ``model=transe_sparse``): a step
             costs O(batch) instead of O(|E|), and the norm constraint is re-applied to the
-            entities of the batch only (the others did not move). Needs an optimizer that
-            takes sparse gradients (``torch.optim.SparseAdam``, ``SGD``).
+            rows the step moved only (the sparse gradient's indices: the batch's entities,
+            every process's under DDP; the others did not move). Needs an optimizer that
+            takes sparse gradients (``torch.optim.SparseAdam``, ``Adagrad``, ``SGD``).
+
+    A training step reads nothing back to the host (negatives drawn on the batch's device,
+    the loss logged as a tensor into a metric that syncs at the epoch's end, the constraint
+    gathered and written back on the device), so on a GPU the Python side runs ahead of the
+    kernels instead of waiting for them every step.
 
     Triples: ``train_triples`` (for the Bernoulli statistics) and ``known_triples`` (for the
     filtered metrics) come from the DataModule at ``setup`` (``dm.train_triples``,
@@ -76,12 +83,11 @@ class TransEModule(pl.LightningModule):
         self.save_hyperparameters(logger=False)
         self.model = TransE(num_entities, num_relations, dim, p_norm, margin, sparse)
         self.sparse = sparse
-        # [n] entities the gradients since the last optimizer step reach (sparse)
-        self._touched: torch.Tensor | None = None
         self.sampler = NegativeSampler(num_entities, num_relations, negative_sampler, num_negatives)
         self.optimizer_factory = optimizer
         self.filter_index: FilterIndex | None = None
-        self.train_loss = MeanMetric()
+        # "disable": no NaN check, whose `.any()` would synchronise with the device each step
+        self.train_loss = MeanMetric(nan_strategy="disable")
         self.val_mrr = MeanMetric()
         self.val_hits1 = MeanMetric()
         self.val_hits10 = MeanMetric()
@@ -121,26 +127,21 @@ class TransEModule(pl.LightningModule):
         self.model.normalize_entities_()
 
     def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
-        neg = self.sampler(batch)  # [B, k, 3]
-        if self.sparse:  # the entities this step's gradient reaches, until the optimizer
-            # step (several batches with gradient accumulation)
-            ends = [batch[:, [0, 2]].reshape(-1), neg[..., [0, 2]].reshape(-1)]
-            if self._touched is not None:
-                ends.append(self._touched)
-            self._touched = torch.unique(torch.cat(ends))
+        neg = self.sampler(batch)  # [B, k, 3], drawn on batch.device
         pos_score = self.model.score(batch)  # [B]
         neg_score = self.model.score(neg)  # [B, k]
         loss = self.model.loss(pos_score, neg_score)
-        self.train_loss(loss)
+        self.train_loss.update(loss.detach())  # accumulated on the device; read at epoch end
         self.log("train/loss", self.train_loss, on_step=False, on_epoch=True, prog_bar=True)
         return loss
 
     def optimizer_step(self, *args: Any, **kwargs: Any) -> None:
         """Optimizer step, then the TransE constraint ||e||_2 = 1 on every entity (with
-        ``sparse``, on the batch's: no other row moved)."""
+        ``sparse``, on the rows of the sparse gradient the step applied: every batch since
+        the last step under gradient accumulation, every process's under DDP; no other row
+        moved)."""
         super().optimizer_step(*args, **kwargs)
-        self.model.normalize_entities_(self._touched if self.sparse else None)
-        self._touched = None
+        self.model.normalize_entities_(self.model.moved_entities() if self.sparse else None)
 
     def validation_step(self, batch: torch.Tensor, batch_idx: int) -> None:
         if self.filter_index is None:
@@ -163,7 +164,7 @@ class TransEModule(pl.LightningModule):
         if self.sparse and not isinstance(optimizer, SPARSE_OPTIMIZERS):
             raise ValueError(
                 f"model.sparse=true needs an optimizer that takes sparse gradients "
-                f"(torch.optim.SparseAdam or SGD), got {type(optimizer).__name__}: set "
+                f"(torch.optim.SparseAdam, Adagrad or SGD), got {type(optimizer).__name__}: set "
                 "model.optimizer._target_=torch.optim.SparseAdam (model=transe_sparse)"
             )
         return optimizer

@@ -8,6 +8,7 @@ uniform / Bernoulli negative sampler and filtered link-prediction ranks.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -86,13 +87,29 @@ class TransE(nn.Module):
     @torch.no_grad()
     def normalize_entities_(self, rows: torch.Tensor | None = None) -> None:
         """The TransE constraint ``||e||_2 = 1`` (in place) for every entity embedding, or
-        for ``rows`` (``[n]`` entity ids) only: after a sparse step the others are unchanged
-        and already unit-norm."""
+        for ``rows`` (``[n]`` entity ids, repeats allowed) only: after a sparse step the
+        others are unchanged and already unit-norm.
+
+        ``rows`` are gathered and written back on their device (``index_select`` /
+        ``index_copy_``): O(n d), no host synchronisation, no ``unique``. A repeated id
+        writes the same normalised row each time."""
         w = self.entity.weight
         if rows is None:
             w.div_(w.norm(dim=1, keepdim=True).clamp_min(1e-12))
-        else:
-            w[rows] = w[rows] / w[rows].norm(dim=1, keepdim=True).clamp_min(1e-12)
+            return
+        sub = w.index_select(0, rows)  # [n, d]
+        w.index_copy_(0, rows, sub / sub.norm(dim=1, keepdim=True).clamp_min(1e-12))
+
+    def moved_entities(self) -> torch.Tensor | None:
+        """``[n]`` the entity rows an optimizer step over the current gradient moves (repeats
+        allowed), or ``None`` for every row: the indices of a sparse gradient (what
+        ``SparseAdam``, sparse ``SGD`` and ``Adagrad`` update; under DDP the all-reduced
+        gradient, so the union of every process's batch), ``None`` for a dense gradient (Adam
+        moves every row through its moments) or none at all."""
+        grad = self.entity.weight.grad
+        if grad is None or not grad.is_sparse:
+            return None
+        return grad._indices()[0]
 
     def score_hrt(self, h: torch.Tensor, r: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         """``-||h + r - t||_p`` over the last dimension of broadcastable embeddings."""
@@ -184,6 +201,7 @@ class NegativeSampler(nn.Module):
         self.num_negatives = num_negatives
         self.register_buffer("head_prob", torch.full((num_relations,), 0.5, dtype=torch.float64))
         self.register_buffer("fitted", torch.tensor(mode == "uniform"))
+        self._fitted_seen = False  # `fitted` was read as True since the last fit / load
 
     def fit(self, triples: np.ndarray | torch.Tensor) -> NegativeSampler:
         """Estimate the Bernoulli head probabilities from the training triples."""
@@ -193,13 +211,30 @@ class NegativeSampler(nn.Module):
             prob = bernoulli_head_probability(triples, len(self.head_prob))
             self.head_prob.copy_(torch.from_numpy(prob))
         self.fitted.fill_(True)
+        self._fitted_seen = True
         return self
 
-    def forward(self, triples: torch.Tensor) -> torch.Tensor:
+    def _check_fitted(self) -> None:
+        """Raise when the Bernoulli statistics were never set. ``bool(self.fitted)`` reads
+        a device buffer (a host synchronisation on a GPU), so it is read once and the answer
+        kept until the next :meth:`fit` or ``load_state_dict``."""
+        if self._fitted_seen:
+            return
         if not bool(self.fitted):
             raise RuntimeError(
                 "NegativeSampler(mode='bernoulli') was not fitted: call fit(train_triples)"
             )
+        self._fitted_seen = True
+
+    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
+        super()._load_from_state_dict(*args, **kwargs)
+        self._fitted_seen = False  # the loaded buffer is read again at the next draw
+
+    def forward(self, triples: torch.Tensor) -> torch.Tensor:
+        """``[B, 3]`` -> ``[B, k, 3]`` corruptions, drawn on ``triples.device``: one
+        ``torch.rand`` (which side) and one ``torch.randint`` (the entity) per call, nothing
+        read back to the host."""
+        self._check_fitted()
         k = self.num_negatives
         neg = triples.unsqueeze(1).repeat(1, k, 1)  # [B, k, 3]
         p_head = self.head_prob[triples[:, 1]].to(torch.float32)  # [B]

@@ -275,4 +275,119 @@ def test_sparse_norms_hold_with_gradient_accumulation(kg, tmp_path):
     trainer.fit(module, DataLoader(kg.triples, batch_size=2, shuffle=True))
     norms = module.model.entity.weight.detach().norm(dim=1)
     torch.testing.assert_close(norms, torch.ones_like(norms))
-    assert module._touched is None  # cleared by the last optimizer step
+
+
+def test_negatives_are_drawn_on_the_batch_device_in_range(kg):
+    torch.manual_seed(0)
+    sampler = NegativeSampler(kg.num_entities, kg.num_relations, "uniform", num_negatives=3)
+    batch = kg.triples[:4]
+    neg = sampler(batch)
+    assert neg.shape == (4, 3, 3) and neg.dtype == torch.long and neg.device == batch.device
+    assert bool(((neg[..., [0, 2]] >= 0) & (neg[..., [0, 2]] < kg.num_entities)).all())
+    assert torch.equal(neg[..., 1], batch[:, 1:2].expand(4, 3))
+
+
+@pytest.mark.parametrize(
+    ("sparse", "optimizer"), [(False, torch.optim.Adam), (True, torch.optim.SparseAdam)]
+)
+def test_a_training_step_reads_no_value_back_from_the_device(kg, sparse, optimizer):
+    """The whole step (negatives, scores, loss, the logged metric, backward, the optimizer,
+    the norm constraint) on the ``meta`` device, whose tensors have no values: any
+    ``.item()``, ``bool()``, ``.cpu()`` or data-dependent shape (``unique``) raises there, as
+    it would stall a GPU every step."""
+    module = _module(kg, sparse=sparse, optimizer=functools.partial(optimizer, lr=0.1))
+    module.sampler(kg.triples[:1])  # `fitted` is read once, on the first draw of a fit
+    module = module.to("meta")
+    opt = module.configure_optimizers()
+    batch = kg.triples[:4].to("meta")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = module.training_step(batch, 0)
+        loss.backward()
+        return loss
+
+    module.optimizer_step(0, 0, opt, closure)
+    weight = module.model.entity.weight
+    assert weight.device.type == "meta" and weight.grad.is_sparse == sparse
+
+
+def test_a_sparse_step_renormalises_exactly_the_rows_it_moved():
+    # 5 entities (d = 2, L1, margin 1); e2 and e3 are not unit-norm, so a constraint that
+    # touched them would show. Positive (0, 0, 1), negative (0, 0, 4):
+    #   h + r - t = (1, 0) -> f = -1;  (0.4, 0.2) -> f = -0.6;  loss = 1 + (-0.6) + 1 = 1.4
+    #   dL/de0 = (1, 0) + (-1, -1) = (0, -1), dL/de1 = (-1, 0), dL/de4 = (1, 1)
+    # SGD lr 0.5: e0 (1, .5), e1 (.5, 1), e4 (.1, .3), each then divided by its norm
+    model = TransE(5, 1, dim=2, p_norm=1, margin=1.0, sparse=True)
+    _set_weights(model, [[1.0, 0], [0, 1], [2, 0], [0, -3], [0.6, 0.8]], [[0.0, 1.0]])
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    pos = model.score(torch.tensor([[0, 0, 1]]))
+    neg = model.score(torch.tensor([[[0, 0, 4]]]))
+    loss = model.loss(pos, neg)
+    assert loss.item() == pytest.approx(1.4)
+    loss.backward()
+    opt.step()
+    moved = model.moved_entities()
+    assert sorted(set(moved.tolist())) == [0, 1, 4]  # the batch's entities, repeats allowed
+    model.normalize_entities_(moved)
+    s = math.sqrt(1.25)
+    expected = [[1 / s, 0.5 / s], [0.5 / s, 1 / s], [2, 0], [0, -3], [0.1, 0.3]]
+    expected[4] = [v / math.sqrt(0.1) for v in expected[4]]
+    torch.testing.assert_close(model.entity.weight.detach(), torch.tensor(expected))
+    # a dense gradient moves every row under Adam: the constraint covers all of them
+    dense = TransE(5, 1, dim=2)
+    dense.score(torch.tensor([[0, 0, 1]])).sum().backward()
+    assert dense.moved_entities() is None
+
+
+class _EpochLoss(pl.Callback):
+    def __init__(self) -> None:
+        self.losses: list[float] = []
+
+    def on_train_epoch_end(self, trainer, pl_module) -> None:
+        self.losses.append(float(trainer.callback_metrics["train/loss"]))
+
+
+@pytest.mark.parametrize("optimizer", [torch.optim.SparseAdam, torch.optim.Adagrad])
+def test_sparse_optimizers_train_a_toy_kg_to_a_lower_loss(kg, tmp_path, optimizer):
+    pl.seed_everything(0, workers=True)
+    module = _module(kg, sparse=True, optimizer=functools.partial(optimizer, lr=0.1))
+    losses = _EpochLoss()
+    _trainer(tmp_path, 30, [losses]).fit(module, DataLoader(kg.triples, batch_size=10))
+    first, last = np.mean(losses.losses[:3]), np.mean(losses.losses[-3:])
+    assert last < 0.5 * first, losses.losses
+    norms = module.model.entity.weight.detach().norm(dim=1)
+    torch.testing.assert_close(norms, torch.ones_like(norms))
+
+
+def test_trainer_gpu_trains_large_triple_batches_and_sets_the_matmul_precision(tmp_path):
+    from lokg.config import compose_config
+
+    cpu = compose_config("train", ["experiment=train_transe"], tmp_path)
+    gpu = compose_config("train", ["experiment=train_transe", "trainer=gpu"], tmp_path)
+    assert (cpu.data.batch_size, gpu.data.batch_size) == (4096, 65536)
+    assert "float32_matmul_precision" not in cpu.trainer  # CPU runs are as before
+    assert gpu.trainer.float32_matmul_precision == "high"
+    assert gpu.trainer._target_ == "lokg.train.build_trainer"
+    gat = compose_config("train", ["experiment=train_gat", "trainer=gpu"], tmp_path)
+    assert gat.data.batch_size == 32  # questions, not triples: model=transe's setting only
+
+
+def test_build_trainer_sets_the_matmul_precision_and_says_so_once(tmp_path, capsys):
+    from lokg.errors import InputError
+    from lokg.train import build_trainer
+
+    before = torch.get_float32_matmul_precision()
+    try:
+        for _ in range(2):
+            trainer = build_trainer(
+                float32_matmul_precision="medium", accelerator="cpu", devices=1, logger=False,
+                enable_progress_bar=False, default_root_dir=tmp_path,
+            )  # fmt: skip
+            assert isinstance(trainer, pl.Trainer)
+            assert torch.get_float32_matmul_precision() == "medium"
+        assert capsys.readouterr().out.count("float32 matmul precision: medium") == 1
+        with pytest.raises(InputError, match=r"precision='tf32'; expected one of \['highest'"):
+            build_trainer(float32_matmul_precision="tf32")
+    finally:
+        torch.set_float32_matmul_precision(before)
