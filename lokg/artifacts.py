@@ -14,6 +14,22 @@ The graph retrieval runs on is SCOS's (or the KG as given with ``scos=off``) wit
 edges ``data.source.inverse`` asks for added last (:func:`load_graph_artifacts`,
 :mod:`lokg.kg.inverse_edges`); the GAT is trained on that graph, the walk model on the KG's
 own part of it (:meth:`GraphArtifacts.own_edges`: it walks both directions by itself).
+
+**Checked on load.** Every artifact directory carries ``MANIFEST.json`` (size and blake2b of
+each file, :mod:`lokg.manifest`), written last before the directory is published; the
+loaders here check it before reading (:func:`checked`), so a truncated, emptied or changed
+file -- read or not: ``config.yaml``, ``report.txt`` and the exported ``*.ckpt`` are checked
+too -- is one line naming it and the ``train.py`` command that rebuilds it. A ``<kind>.latest``
+pointer must hold one line naming a ``<kind>-*`` directory that exists (:func:`latest`).
+
+What is *not read*, so never checked: ``qgat.latest`` while a walk model trained with the
+default settings exists (:func:`default_walk_model` picks among those by their recorded
+validation score; the pointer is the fallback), a ``scos.latest`` or ``gat.latest`` when the
+run names its directory (``scos_dir=``, ``gat_dir=``), and anything under a dataset's
+``resume/`` except the checkpoint of the fit being resumed (checked by its sidecar
+manifest, :mod:`lokg.preemption`). Caches (the sentence-embedding shards, the retriever's
+path cache) are checked the same way and rebuilt when they fail, with one WARNING. Artifacts
+written before manifests existed have none and are loaded unchecked.
 """
 
 from __future__ import annotations
@@ -24,6 +40,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +48,14 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from lokg.atomic_io import write_atomic
+from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.inverse_edges import (
     add_inverse_edges,
     extend_relation_embeddings,
     relations_to_invert,
 )
+from lokg.manifest import check_directory
 from lokg.taimr.walk.artifact import KIND as WALK_KIND
 from lokg.taimr.walk.artifact import META_FILE as WALK_META_FILE
 from lokg.taimr.walk.artifact import WALK_CONFIG, hashed_targets, walk_models
@@ -44,7 +63,19 @@ from lokg.typing import IdArray
 
 KINDS = ("scos", "gat", WALK_KIND, "rerank")
 
+#: files under an artifacts directory that no loader reads, so that damage to them is
+#: accepted by design (relative-path glob -> why; :mod:`lokg.tools.artifact_fuzz` reports
+#: them as ``unread``). Empty: every file a stage writes is in its directory's manifest and
+#: checked on load, read or not (the module doc).
+NOT_READ: dict[str, str] = {}
+
 log = logging.getLogger(__name__)
+
+
+def not_read_reason(relative: str) -> str | None:
+    """Why the file at ``relative`` (a path under an artifacts directory) is not read, when
+    :data:`NOT_READ` says it is not; else ``None``."""
+    return next((why for pattern, why in NOT_READ.items() if fnmatch(relative, pattern)), None)
 
 
 def config_key(*nodes: Any) -> str:
@@ -75,16 +106,43 @@ def mark_latest(root: Path, kind: str, directory: Path) -> None:
     write_atomic(pointer, os.path.relpath(directory, root) + "\n")
 
 
+#: the experiment that writes each kind of artifact (its rebuild command)
+_EXPERIMENT = {"scos": "train_transe", "gat": "train_gat", WALK_KIND: "train_walk"}
+
+
 def latest(root: Path, kind: str) -> Path | None:
-    """The latest ``kind`` artifact directory under ``root``, or ``None`` when there is none."""
+    """The latest ``kind`` artifact directory under ``root``, or ``None`` when there is none.
+
+    Raises:
+        InputError: the pointer is not one UTF-8 line naming a ``<kind>-*`` directory, or
+            that directory does not exist (one line naming the pointer).
+    """
     pointer = Path(root) / f"{kind}.latest"
     if not pointer.is_file():
         return None
-    directory = Path(os.path.normpath(Path(root) / pointer.read_text(encoding="utf-8").strip()))
+    redo = f"re-run `python train.py experiment={_EXPERIMENT.get(kind, 'train_' + kind)}`"
+    raw = pointer.read_bytes()
+    try:
+        lines = raw.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        lines = []
+    name = Path(lines[0].strip()).name if len(lines) == 1 else ""
+    if not name.startswith(f"{kind}-"):
+        raise InputError(
+            f"{pointer}: expected one line naming a {kind}-* directory, got {raw[:40]!r}; "
+            f"delete it or {redo}"
+        )
+    directory = Path(os.path.normpath(Path(root) / lines[0].strip()))
     if not directory.is_dir():
         raise FileNotFoundError(
-            f"{pointer} points to {directory.name}, which does not exist; re-run train.py"
+            f"{pointer} points to {directory.name}, which does not exist; {redo}"
         )
+    return directory
+
+
+def checked(directory: Path) -> Path:
+    """``directory`` after its manifest check (:func:`lokg.manifest.check_directory`)."""
+    check_directory(directory)
     return directory
 
 
@@ -136,6 +194,7 @@ def recorded_scos_settings(directory: Path) -> dict | None:
     """The SCOS settings a ``scos-*`` artifact was made with (its ``scos/scos.json``), in
     :func:`scos_settings`' form; ``None`` when unreadable."""
     path = Path(directory) / "scos" / "scos.json"
+    check_directory(path.parent, ["scos.json"])
     try:
         config = json.loads(path.read_text(encoding="utf-8")).get("config")
     except (OSError, ValueError, AttributeError):
@@ -237,7 +296,7 @@ def unmerged_transe_relations(
     found = resolve(root, "scos", scos_dir)
     if found is None or not (found / "relation_embeddings.npy").is_file():
         return None
-    embeddings = np.load(found / "relation_embeddings.npy")
+    embeddings = np.load(checked(found) / "relation_embeddings.npy")
     return embeddings if len(embeddings) == kg.num_relations else None
 
 
@@ -292,7 +351,7 @@ def _load_scos_graph(
             f"no SCOS artifacts for {datamodule.name} under {root}; run `python train.py "
             "experiment=train_transe` with this run's data overrides first, or use scos=off"
         )
-    art.kg = SCOSResult.load(art.scos_dir / "scos").kg
+    art.kg = SCOSResult.load(checked(art.scos_dir) / "scos").kg
     art.relation_embeddings = np.load(art.scos_dir / "relation_embeddings_merged.npy")
     art.transe_dir = art.scos_dir
 
@@ -324,7 +383,7 @@ def _load_gat_attention(art: GraphArtifacts, datamodule, gat_dir: str | None) ->
             "experiment=train_gat` with this run's data overrides first, or use "
             "retriever.attention=uniform"
         )
-    meta = json.loads((art.gat_dir / "gat.json").read_text(encoding="utf-8"))
+    meta = json.loads((checked(art.gat_dir) / "gat.json").read_text(encoding="utf-8"))
     if meta["kg_fingerprint"] != art.kg.fingerprint():
         raise ValueError(
             f"{art.gat_dir}: the GAT was trained on another graph (kg fingerprint "
@@ -350,7 +409,7 @@ def _find_walk_model(art: GraphArtifacts, datamodule, walk_dir: str | None) -> N
             "`python train.py experiment=train_walk data=...` first, or give "
             "retriever.model_dir=<a qgat-* directory>"
         )
-    meta = json.loads((art.walk_dir / WALK_META_FILE).read_text(encoding="utf-8"))
+    meta = json.loads((checked(art.walk_dir) / WALK_META_FILE).read_text(encoding="utf-8"))
     if walk_dir is None and meta["kg_fingerprint"] != walked.fingerprint():
         raise ValueError(
             f"{art.walk_dir}: the walk model was trained on another graph (kg fingerprint "

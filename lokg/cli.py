@@ -13,11 +13,15 @@ that line. Anything else is a bug and raises with its traceback (exit 1). Values
 environment variables named ``*_API_KEY`` / ``*_TOKEN`` are redacted from everything printed
 here, tracebacks included.
 
-Input errors are: :class:`lokg.errors.InputError` and any ``ValueError``; a missing file or
-directory (``FileNotFoundError``, ``IsADirectoryError``, ``NotADirectoryError``,
-``PermissionError``); OmegaConf's ``ValidationError``, ``ConfigKeyError`` and
-``MissingMandatoryValue``; Hydra's composition errors (``ConfigCompositionException``,
-``MissingConfigException``, ``OverrideParseException``, ...); a config group's
+Input errors are: :class:`lokg.errors.InputError` and any ``ValueError`` (a corrupt artifact,
+:class:`lokg.errors.CorruptArtifact`, included); a missing file or directory
+(``FileNotFoundError``, ``IsADirectoryError``, ``NotADirectoryError``); the operating
+system refusing a read or write (:data:`OS_REFUSALS`: a full disk, a read-only file system,
+an I/O error, no permission), printed as ``error: <path>: <what>; <what to do>`` (the atomic
+writes, :mod:`lokg.atomic_io`, name the path and leave nothing half-written); OmegaConf's
+``ValidationError``, ``ConfigKeyError`` and ``MissingMandatoryValue``; Hydra's composition
+errors (``ConfigCompositionException``, ``MissingConfigException``,
+``OverrideParseException``, ...); a config group's
 constructor refusing its keys (an unknown ``_target_``, an unexpected or missing keyword
 argument); and what the LLM layer says stops a run before any question could be answered
 (``MissingAPIKeyError``, ``LLMFatalError``: a refused key, an unknown model or endpoint;
@@ -44,6 +48,7 @@ past Hydra's runner. The root scripts stay thin::
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -89,6 +94,22 @@ INPUT_ERRORS = (
     LLMFatalError,
     LocalServerError,
 )
+#: errno -> what to do, for the operating system's refusals that are the machine's setup, not
+#: a bug (``PermissionError`` is EACCES / EPERM)
+OS_REFUSALS = {
+    errno.ENOSPC: "free space there, or point LOKG_ROOT (or paths.log_dir / "
+    "paths.artifacts_dir) elsewhere, then rerun the same command: finished work is kept",
+    errno.EDQUOT: "free space in your quota, or point LOKG_ROOT elsewhere, then rerun the same "
+    "command: finished work is kept",
+    errno.EROFS: "that file system is read-only: set LOKG_ROOT (or paths.*) to a writable "
+    "directory",
+    errno.EACCES: "check its permissions, or set LOKG_ROOT (or paths.*) to a directory you can "
+    "write",
+    errno.EPERM: "check its permissions, or set LOKG_ROOT (or paths.*) to a directory you can "
+    "write",
+    errno.EIO: "the device reported an I/O error: check the disk, copy the file to a healthy "
+    "one and rerun",
+}
 #: environment variables whose values are never printed
 SECRET_VARIABLE = re.compile(r"(?:^|_)(?:API_KEY|TOKEN)$", re.IGNORECASE)
 #: shorter values are not redacted (a 1-character "token" would blank the message)
@@ -113,6 +134,8 @@ def input_error(exc: BaseException) -> BaseException | None:
             err = cause
             continue
         if isinstance(err, (CompactHydraException, *INPUT_ERRORS)):
+            return err
+        if isinstance(err, OSError) and err.errno in OS_REFUSALS:
             return err
         return None
     return None
@@ -157,6 +180,10 @@ def describe(err: BaseException) -> str:
         return head
     if isinstance(err, OmegaConfBaseException):
         return _omegaconf_line(err)
+    if isinstance(err, OSError) and err.errno in OS_REFUSALS:
+        what = (err.strerror or os.strerror(err.errno)).lower()
+        where = f"{err.filename}: " if err.filename is not None and str(err.filename) else ""
+        return f"{where}{what}; {OS_REFUSALS[err.errno]}"
     if isinstance(err, OSError) and err.filename is not None and err.strerror:
         name = err.filename if str(err.filename) else "(empty path)"
         return f"{name}: {err.strerror.lower()}"

@@ -11,14 +11,19 @@ never inferred from the model's name.
 
 Embeddings are cached on disk, keyed by the model id and a hash of the prefixed text, so every
 distinct text is encoded once across runs.  The model is loaded lazily on the first encode
-that misses the cache; importing this module loads nothing.
+that misses the cache; importing this module loads nothing.  Each shard of the cache has a
+sidecar manifest (size and blake2b, :mod:`lokg.manifest`); a shard that fails its check or
+does not read (truncated, emptied, garbled) is discarded with one WARNING counting such
+shards, and its texts are embedded again when asked for.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import uuid
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -28,6 +33,10 @@ import torch
 from tqdm.auto import tqdm
 
 from lokg.atomic_io import atomic_file
+from lokg.errors import CorruptArtifact
+from lokg.manifest import check_file, sidecar
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_MODEL_ID",
@@ -136,17 +145,40 @@ class SentenceEncoder:
         assert self.cache_dir is not None
         if not self.cache_dir.is_dir():
             return
+        bad: list[str] = []
         for shard in sorted(self.cache_dir.glob("shard-*.npz")):
+            try:
+                self._memory.update(self._read_shard(shard))
+            except CorruptArtifact as err:
+                bad.append(f"{shard.name} ({err.problem})")
+                shard.unlink(missing_ok=True)  # its texts are embedded again when asked for
+                sidecar(shard).unlink(missing_ok=True)
+        if bad:
+            log.warning(
+                "%d sentence-embedding cache shard(s) under %s failed their check and were "
+                "discarded (their texts are embedded again): %s",
+                len(bad), self.cache_dir, ", ".join(bad),
+            )  # fmt: skip
+
+    @staticmethod
+    def _read_shard(shard: Path) -> dict[str, np.ndarray]:
+        """A shard's ``text key -> vector``, after its manifest check; a shard that fails it,
+        or does not read as one (one from before manifests), raises CorruptArtifact."""
+        check_file(shard, remedy="discarded")
+        try:
             with np.load(shard) as data:
                 keys, vecs = data["keys"], data["vectors"]
-            if len(keys) != len(vecs):
-                raise ValueError(f"{shard}: {len(keys)} keys but {len(vecs)} vectors")
-            self._memory.update(zip(keys.tolist(), vecs, strict=True))
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+            raise CorruptArtifact(shard, f"unreadable ({err})", "discarded") from None
+        if len(keys) != len(vecs) or vecs.ndim != 2:
+            raise CorruptArtifact(shard, f"{len(keys)} keys but {vecs.shape} vectors", "discarded")
+        return dict(zip(keys.tolist(), vecs, strict=True))
 
     def _write_shard(self, keys: list[str], vectors: np.ndarray) -> None:
         assert self.cache_dir is not None
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        with atomic_file(self.cache_dir / f"shard-{uuid.uuid4().hex}.npz", suffix=".npz") as tmp:
+        target = self.cache_dir / f"shard-{uuid.uuid4().hex}.npz"
+        with atomic_file(target, suffix=".npz", manifest=True) as tmp:
             np.savez(tmp, keys=np.asarray(keys), vectors=vectors)
 
     # ------------------------------------------------------------------ model

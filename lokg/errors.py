@@ -4,6 +4,9 @@
   value). The entry points print it as one line, ``error: <message>``, and exit 2; the
   message names the file and line or the key, and what was expected. It subclasses
   ``ValueError`` so callers that catch ``ValueError`` keep working.
+- :class:`CorruptArtifact` — a file lokg wrote earlier fails its manifest check
+  (:mod:`lokg.manifest`: truncated, emptied, changed). An ``InputError``: one line naming the
+  file, what is wrong and the command that rebuilds it.
 - :class:`QuestionFailed` — one question could not be answered (its LLM call failed after
   every retry, the server rejected its prompt, its evidence broke the budget invariant). The
   evaluation loop records the question as failed with ``reason`` and goes on; a rerun asks
@@ -18,11 +21,27 @@ from __future__ import annotations
 
 import signal
 
-__all__ = ["InputError", "Interrupted", "QuestionFailed"]
+__all__ = ["CorruptArtifact", "InputError", "Interrupted", "QuestionFailed"]
 
 
 class InputError(ValueError):
     """Wrong user input; ``str(error)`` is the one line the entry points print."""
+
+
+class CorruptArtifact(InputError):
+    """A file lokg wrote fails its check: ``<path>: <problem>; <remedy>``.
+
+    Attributes:
+        path: the file (or the manifest) that failed.
+        problem: what is wrong (``truncated: 812 bytes, 1,810,357 when written``).
+        remedy: what rebuilds it.
+    """
+
+    def __init__(self, path: object, problem: str, remedy: str) -> None:
+        super().__init__(f"{path}: {problem}; {remedy}")
+        self.path = path
+        self.problem = problem
+        self.remedy = remedy
 
 
 class QuestionFailed(Exception):

@@ -45,6 +45,7 @@ from lokg.artifacts import config_key
 from lokg.atomic_io import atomic_file
 from lokg.callbacks import stopping_nodes
 from lokg.errors import Interrupted
+from lokg.manifest import check_file, sidecar
 
 __all__ = [
     "ResumeCheckpoint",
@@ -117,19 +118,28 @@ def resume_path(cfg: DictConfig, artifact_dir: Path, stage: str, seed: int) -> P
 
 def save_checkpoint(trainer: pl.Trainer, path: Path) -> None:
     """``trainer.save_checkpoint`` to ``path`` atomically (a temporary file, then a rename):
-    a run killed while saving leaves the previous checkpoint, never half of one."""
+    a run killed while saving leaves the previous checkpoint, never half of one. Its sidecar
+    manifest (``<name>.ckpt.manifest.json``, :mod:`lokg.manifest`) lets the resume check it
+    (:func:`check_resume`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if not trainer.is_global_zero:  # trainer=ddp: rank zero writes; the others join the call
         trainer.save_checkpoint(path)
         return
-    with atomic_file(path) as tmp:
+    with atomic_file(path, manifest=True) as tmp:
         trainer.save_checkpoint(tmp)
+
+
+def check_resume(resume: Path) -> None:
+    """Refuse a resume checkpoint that fails its manifest check: one line naming it (a
+    checkpoint from before manifests existed is resumed unchecked)."""
+    check_file(resume, remedy="delete it: the same command then trains from the start")
 
 
 def discard(resume: Path) -> None:
     """Delete the resume checkpoint of a finished run (and ``resume/`` when left empty)."""
     resume.unlink(missing_ok=True)
+    sidecar(resume).unlink(missing_ok=True)
     with contextlib.suppress(OSError):  # another run's checkpoint is still there
         resume.parent.rmdir()
 

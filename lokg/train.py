@@ -113,6 +113,8 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
         return result
     if cfg.train:
         resuming = resume is not None and resume.is_file()
+        if resuming:
+            preemption.check_resume(resume)
         ckpt_path = resume if resuming else cfg.get("ckpt_path")
         with preemption.stops_fit(resume):
             # the resume checkpoint is this job's own file: unpickled whole, as the export

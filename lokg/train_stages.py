@@ -41,8 +41,9 @@ from lokg.artifacts import (
 )
 from lokg.atomic_io import atomic_directory
 from lokg.callbacks import stopping_nodes
-from lokg.errors import InputError
+from lokg.errors import CorruptArtifact, InputError
 from lokg.kg.graph import KnowledgeGraph
+from lokg.manifest import check_directory
 
 log = logging.getLogger(__name__)
 
@@ -245,10 +246,17 @@ def _warn_from_artifact(directory: Path, threshold: float) -> None:
 def reuse_scos_stage(cfg: DictConfig, datamodule, seed: int) -> Path | None:
     """The finished TransE + SCOS artifact of this graph and config, marked as the dataset's
     latest, or ``None`` when there is none yet (then train). Its contradicted merges are
-    warned about again (:func:`warn_contradicted_merges`)."""
+    warned about again (:func:`warn_contradicted_merges`). One that fails its manifest check
+    (:mod:`lokg.manifest`) is trained again, with one WARNING."""
     threshold = warn_threshold(cfg)
     out = scos_stage_dir(cfg, datamodule, seed)
     if not (out / "scos" / "scos.json").is_file():
+        return None
+    try:
+        for directory in (out, out / "scos", out / "scos" / "kg"):
+            check_directory(directory)
+    except CorruptArtifact as err:
+        log.warning("%s: %s; training TransE + SCOS again to replace it", err.path, err.problem)
         return None
     mark_latest(datamodule.artifact_dir, "scos", out)
     log.info("SCOS artifacts reused: %s", out)

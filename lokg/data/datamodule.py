@@ -12,7 +12,11 @@ trained on it live under this directory.  The directory holds:
 - ``questions_{train,val,test}.jsonl`` and ``split.json`` (split settings and ids),
 - ``triple_split.npz`` — the held-out triples for link-prediction validation,
 - ``subgraphs.npz`` — per-question subgraphs (RoG-format datasets only),
-- ``stats.json`` — what ``make demo`` prints.
+- ``stats.json`` — what ``make demo`` prints,
+- ``MANIFEST.json`` — the size and checksum of each of these (:mod:`lokg.manifest`); ``kg/``
+  has its own. Prepared data is derived from the source alone, so a file that fails its
+  check is a cache miss: ``prepare_data`` prepares the data again in place (one WARNING),
+  keeping the trained artifacts beside it.
 
 Items: ``items="questions"`` yields lists of :class:`~lokg.typing.Question` (GAT training,
 evaluation); ``items="triples"`` yields ``[B, 3]`` triple batches (TransE).
@@ -22,6 +26,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +41,13 @@ from lokg.atomic_io import atomic_directory
 from lokg.data.loaders import triple_batches
 from lokg.data.sources import DatasetSource, RawDataset
 from lokg.data.splits import SPLITS, canonical_group_by, check_split_settings, split_questions
-from lokg.errors import InputError
+from lokg.errors import CorruptArtifact, InputError
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
 from lokg.kg.io import read_questions, write_questions
+from lokg.manifest import MANIFEST, check_directory, write_manifest
 from lokg.typing import Question
+
+log = logging.getLogger(__name__)
 
 ITEMS = ("questions", "triples")
 _PREPARED_VERSION = 2  # 2: questions grouped by text and (topic, chain) (issue 26)
@@ -145,13 +156,52 @@ class KGQADataModule(pl.LightningDataModule):
         preparation leaves no ``<artifacts_dir>/data/<name>-<fingerprint>`` behind.
         """
         target = self.artifact_dir
-        if (target / "stats.json").is_file():
+        again = (target / "stats.json").is_file()
+        if again and self._prepared_intact(target):
             return
         raw = self.source.load()
         splits = self._split(raw)
+        if again:
+            self._prepare_again(raw, splits, target)
+            return
         # replace=False: a concurrent preparation that finished first is kept
         with atomic_directory(target, replace=False) as tmp:
             self._write(raw, splits, tmp)
+
+    @staticmethod
+    def _prepared_intact(target: Path) -> bool:
+        """Whether the prepared files pass their manifest check (one WARNING when not)."""
+        try:
+            check_directory(target)
+            check_directory(target / "kg")
+        except CorruptArtifact as err:
+            log.warning(
+                "prepared data failed its check (%s: %s): 1 prepared dataset rebuilt from the "
+                "source", err.path, err.problem,
+            )  # fmt: skip
+            return False
+        return True
+
+    def _prepare_again(self, raw: RawDataset, splits: dict[str, list[Question]], target: Path):
+        """Write the prepared files afresh beside ``target`` and move each over its old copy
+        (the manifest last), leaving the trained artifacts in ``target`` where they are."""
+        fresh = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        try:
+            self._write(raw, splits, fresh)
+            write_manifest(fresh)
+            for entry in sorted(fresh.iterdir(), key=lambda p: p.name == MANIFEST):
+                old = target / entry.name
+                if entry.is_dir():
+                    aside = target / f".{entry.name}.old"
+                    shutil.rmtree(aside, ignore_errors=True)
+                    if old.exists():
+                        old.rename(aside)
+                    entry.rename(old)
+                    shutil.rmtree(aside, ignore_errors=True)
+                else:
+                    os.replace(entry, old)
+        finally:
+            shutil.rmtree(fresh, ignore_errors=True)
 
     def _split(self, raw: RawDataset) -> dict[str, list[Question]]:
         """The source's own split, or the hashed split (an error if a split comes out empty)."""
@@ -209,6 +259,7 @@ class KGQADataModule(pl.LightningDataModule):
         d = self.artifact_dir
         if not (d / "stats.json").is_file():
             raise FileNotFoundError(f"{d}: not prepared; call prepare_data() first")
+        check_directory(d)
         self.kg = KnowledgeGraph.load(d / "kg", mmap=True)
         self.questions = {  # a source may keep unanswerable questions beside answered ones
             s: read_questions(d / f"questions_{s}.jsonl", mixed_answers=True)[0]

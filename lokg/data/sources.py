@@ -49,6 +49,7 @@ from lokg.kg.io import (
     DataFormatError,
     ReadReport,
     check_input_file,
+    named_os_errors,
     read_kg,
     read_pathquestion,
     read_questions,
@@ -76,7 +77,7 @@ def resource_path(*parts: str) -> Path:
 
 def _sha256_file(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with named_os_errors(path), open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()

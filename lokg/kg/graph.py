@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from lokg.atomic_io import atomic_directory, read_versioned_json
+from lokg.manifest import check_directory
 from lokg.typing import IdArray, LabeledTriple
 
 __all__ = ["EntityAttributes", "KnowledgeGraph", "StepIndex", "Vocabulary", "label_as_words"]
@@ -585,8 +586,11 @@ class KnowledgeGraph:
 
     @classmethod
     def load(cls, directory: str | os.PathLike, mmap: bool = False) -> KnowledgeGraph:
-        """Load a graph written by :meth:`save`; ``mmap=True`` memory-maps the arrays."""
+        """Load a graph written by :meth:`save`; ``mmap=True`` memory-maps the arrays. Its
+        files are checked against the manifest first (:func:`lokg.manifest.check_directory`:
+        a truncated or changed file is one line naming it)."""
         directory = Path(directory)
+        check_directory(directory)
         meta = read_versioned_json(
             directory / "vocab.json", _FORMAT_VERSION, "KnowledgeGraph", "re-run data preparation"
         )

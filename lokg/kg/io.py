@@ -39,6 +39,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -211,7 +212,7 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
         fh = open(path, "rb")  # noqa: SIM115 - closed below; open errors get their own message
     except OSError as err:
         raise InputError(f"{_show(path)}: cannot read ({err.strerror})") from None
-    with fh:
+    with fh, named_os_errors(path):
         for lineno, raw in enumerate(fh, start=1):
             try:
                 text = raw.decode("utf-8")
@@ -223,6 +224,18 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
             if lineno == 1 and text.startswith("\ufeff"):
                 text = text[1:]
             yield lineno, text.rstrip("\r\n")
+
+
+@contextmanager
+def named_os_errors(path: str | os.PathLike) -> Iterator[None]:
+    """Re-raise an ``OSError`` without a file name (a read failing part-way: ``EIO``) as one
+    naming ``path``, which the entry points print as one line (:mod:`lokg.cli`)."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is not None or err.errno is None:
+            raise
+        raise OSError(err.errno, err.strerror or os.strerror(err.errno), str(path)) from None
 
 
 def _data_lines(

@@ -18,6 +18,7 @@ import numpy as np
 
 from lokg.atomic_io import atomic_directory, read_versioned_json
 from lokg.kg.graph import KnowledgeGraph, Vocabulary
+from lokg.manifest import check_directory
 from lokg.scos.config import SCOSConfig
 from lokg.scos.entity_types import entity_types, resolve_entity_types
 from lokg.scos.inverse import InverseRecord, find_inverse_pairs
@@ -213,8 +214,9 @@ class SCOSResult:
 
     @classmethod
     def load(cls, directory: str | os.PathLike, mmap: bool = False) -> SCOSResult:
-        """Load a result written by :meth:`save`."""
+        """Load a result written by :meth:`save` (its files checked against the manifest)."""
         directory = Path(directory)
+        check_directory(directory)
         meta = read_versioned_json(
             directory / "scos.json", _FORMAT_VERSION, "SCOS result", "re-run SCOS"
         )

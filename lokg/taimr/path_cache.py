@@ -8,8 +8,10 @@ first (head, relation) instead would fix a query-independent pruning of the late
 
 Entries are computed on demand from the KG triples, the edge attention and mu only: no
 question, answer or gold label ever enters the cache (no label leakage).  ``save`` writes
-the computed entries with the fingerprint of their inputs; ``load`` refuses a cache whose
-fingerprint differs.
+the computed entries with the fingerprint of their inputs and a sidecar manifest (size and
+blake2b, :mod:`lokg.manifest`); ``load`` refuses a cache whose fingerprint differs, and one
+that fails its check or does not read (:class:`lokg.errors.CorruptArtifact`), which the
+retriever then rebuilds (:meth:`lokg.taimr.retriever.TopologyRetriever.load_cache`).
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from lokg.atomic_io import atomic_file
+from lokg.errors import CorruptArtifact
 from lokg.kg.graph import KnowledgeGraph
+from lokg.manifest import check_file
 
 __all__ = ["CacheEntry", "PathCache"]
 
@@ -115,7 +120,7 @@ class PathCache:
         def cat(i: int, dtype) -> np.ndarray:
             return np.concatenate([p[i] for p in parts]).astype(dtype) if parts else np.zeros(0)
 
-        with atomic_file(path, suffix=".npz") as tmp:
+        with atomic_file(path, suffix=".npz", manifest=True) as tmp:
             np.savez(
                 tmp,
                 meta=np.array(json.dumps({"fingerprint": self.fingerprint})),
@@ -128,17 +133,29 @@ class PathCache:
         return path
 
     def load(self, path: str | os.PathLike) -> int:
-        """Merge the entries saved at ``path``; returns how many were loaded."""
+        """Merge the entries saved at ``path``; returns how many were loaded.
+
+        Raises:
+            CorruptArtifact: the file fails its manifest check, does not read as a path
+                cache, or its arrays disagree in length.
+            ValueError: its fingerprint is another graph's, attention's or mu's.
+        """
         path = Path(path)
-        with np.load(path) as data:
-            meta = json.loads(str(data["meta"]))
-            if meta.get("fingerprint") != self.fingerprint:
-                raise ValueError(
-                    f"{path}: path cache fingerprint {meta.get('fingerprint')!r} does not match "
-                    f"this graph/attention/mu ({self.fingerprint!r}); delete it to rebuild"
-                )
-            keys, lens = data["keys"], data["lens"]
-            tids, tails, scores = data["tids"], data["tails"], data["scores"]
+        check_file(path, remedy="delete it to rebuild")
+        try:
+            with np.load(path) as data:
+                meta = json.loads(str(data["meta"]))
+                keys, lens = data["keys"], data["lens"]
+                tids, tails, scores = data["tids"], data["tails"], data["scores"]
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+            raise CorruptArtifact(path, f"unreadable ({err})", "delete it to rebuild") from None
+        if meta.get("fingerprint") != self.fingerprint:
+            raise ValueError(
+                f"{path}: path cache fingerprint {meta.get('fingerprint')!r} does not match "
+                f"this graph/attention/mu ({self.fingerprint!r}); delete it to rebuild"
+            )
+        if keys.shape != (len(lens), 2) or not len(tids) == len(tails) == len(scores) == lens.sum():
+            raise CorruptArtifact(path, "its arrays disagree in length", "delete it to rebuild")
         bounds = np.concatenate([[0], np.cumsum(lens)])
         for i, (h, r) in enumerate(keys.tolist()):
             a, b = bounds[i], bounds[i + 1]

@@ -23,6 +23,7 @@ paper names no pruning).
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from itertools import chain as chain_all  # `chain` is a LinkedChain here
@@ -31,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from lokg.embed import SentenceEncoder
+from lokg.errors import CorruptArtifact
 from lokg.kg.graph import KnowledgeGraph
 from lokg.kg.neighbourhood import bfs_triples
 from lokg.retrieval import (
@@ -46,6 +48,8 @@ from lokg.taimr.beam import BeamPath, Steps, StepSource, search_paths
 from lokg.taimr.linking import LinkedChain, RelationLinker
 from lokg.taimr.path_cache import PathCache
 from lokg.typing import Question
+
+log = logging.getLogger(__name__)
 
 __all__ = ["SemanticRetriever", "TAIMRRetriever", "TopoPath", "TopoSteps"]
 
@@ -230,10 +234,16 @@ class TAIMRRetriever(Retriever):
         return None if key is None else Path(directory) / f"{key}.npz"
 
     def load_cache(self, directory: str | os.PathLike) -> bool:
+        """Merge the saved path cache; one that fails its check is rebuilt (one WARNING:
+        its entries are computed again as they are reached, and saved over it)."""
         path = self._cache_file(directory)
         if path is None or not path.is_file():
             return False
-        self.cache.load(path)
+        try:
+            self.cache.load(path)
+        except CorruptArtifact as err:
+            log.warning("path cache %s: %s; 1 retriever cache rebuilt", path, err.problem)
+            return False
         return True
 
     def save_cache(self, directory: str | os.PathLike) -> Path | None:

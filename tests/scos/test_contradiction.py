@@ -24,6 +24,7 @@ import pytest
 
 from lokg.config import compose_config
 from lokg.kg.graph import KnowledgeGraph
+from lokg.manifest import MANIFEST
 from lokg.scos import SCOSConfig, SCOSResult, compress
 from lokg.scos.contradiction import Contradiction, contradiction, example_heads, flip_keys
 from lokg.train_stages import warn_contradicted_merges, warn_threshold
@@ -205,6 +206,7 @@ def test_a_report_written_before_the_signal_loads_with_defaults(tmp_path):
     for key in ("contradiction", "shared_heads", "differing_heads", "common_facts", "examples"):
         del meta["merges"][0][key]
     (out / "scos.json").write_text(json.dumps(meta))
+    (out / MANIFEST).unlink()  # written then, it had no manifest (lokg/manifest.py)
     (m,) = SCOSResult.load(out).report
     assert (m.contradiction, m.shared_heads, m.examples) == (0.0, 0, [])
 

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
+from lokg.manifest import check_directory
 from lokg.nn.question_encoder import QuestionLM
 from lokg.taimr.walk.net import WalkNet
 
@@ -125,7 +126,9 @@ def save_walk_network(
 @functools.lru_cache(maxsize=8)
 def load_walk_network(directory: Path) -> tuple[WalkNet, dict, QuestionLM | None]:
     """The network exported by ``train.py experiment=train_walk`` and its metadata (loaded
-    once per directory: per-question-subgraph datasets build a retriever per question)."""
+    once per directory: per-question-subgraph datasets build a retriever per question),
+    after the directory's manifest check (:func:`lokg.manifest.check_directory`)."""
+    check_directory(directory)
     meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
     a = recorded_architecture(meta)
     net = WalkNet(
@@ -176,6 +179,7 @@ def walk_models(
         cfg_path, meta_path = d / "config.yaml", d / META_FILE
         if not (cfg_path.is_file() and meta_path.is_file()):
             continue
+        check_directory(d, ["config.yaml", META_FILE])
         model = OmegaConf.load(cfg_path).get("model")
         trained = {} if model is None else OmegaConf.to_container(model, resolve=True)
         trained = hashed_targets(trained)

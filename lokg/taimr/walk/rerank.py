@@ -36,6 +36,7 @@ import torch
 from torch import Tensor
 
 from lokg.embed import SentenceEncoder
+from lokg.manifest import check_directory
 from lokg.nn.answer_gat import AnswerGAT, candidate_log_softmax
 from lokg.retrieval import RankedAnswer, RetrievalResult, triples_of_paths
 from lokg.taimr.walk.joint import JointGraph, joint_graph
@@ -285,6 +286,7 @@ def load_answer_gat(directory: Path) -> tuple[AnswerGAT, dict]:
     meta_file = directory / META_FILE
     if not meta_file.is_file():
         raise FileNotFoundError(f"{meta_file}: not a rerank artifact (no {META_FILE})")
+    check_directory(directory)
     meta = json.loads(meta_file.read_text(encoding="utf-8"))
     a = meta["architecture"]
     net = AnswerGAT(
@@ -329,6 +331,7 @@ def rerank_models(root: Path, walk_dir: Path, change: dict | None = None) -> lis
         cfg_path, meta_path = d / "config.yaml", d / META_FILE
         if not (cfg_path.is_file() and meta_path.is_file()):
             continue
+        check_directory(d, ["config.yaml", META_FILE])
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         if Path(meta.get("walk_dir", "")).name != Path(walk_dir).name:
             continue  # by name: the artifacts root may have moved since

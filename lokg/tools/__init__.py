@@ -1,0 +1,1 @@
+"""Command-line tools over lokg's files (``python -m lokg.tools.<tool>``)."""
