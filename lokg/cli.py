@@ -68,6 +68,7 @@ from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, OmegaConfBas
 from lokg.config import check_schema_keys, warn_deprecated_options
 from lokg.errors import Interrupted
 from lokg.llm.errors import LLMFatalError, LocalServerError, MissingAPIKeyError
+from lokg.manifest import set_full_check
 
 __all__ = [
     "EXIT_INPUT_ERROR",
@@ -230,6 +231,7 @@ def run_job(job: Callable[[Any], Any], cfg: Any) -> Any:
     try:
         check_schema_keys(cfg)
         warn_deprecated_options()
+        set_full_check(bool(cfg.get("verify", False)))  # verify=true: hash every artifact file
         return job(cfg)
     except Exception as exc:
         if input_error(exc) is None:

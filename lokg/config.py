@@ -109,6 +109,9 @@ class _JobConfig:
     tags: list[str] = field(default_factory=lambda: ["dev"])
     seed: int | None = None
     verbose: bool = False
+    #: hash every artifact file on load, whatever its size (lokg/manifest.py: files over
+    #: HASH_LIMIT are otherwise checked by size and .npy header)
+    verify: bool = False
     data: Any = None
     model: Any = None
     scos: Any = None

@@ -302,6 +302,17 @@ def test_a_big_array_is_checked_by_size_and_header_and_hashed_with_verify(tmp_pa
     assert HASH_LIMIT == 64 * 2**20
 
 
+def test_verify_true_hashes_every_file_for_the_job(tmp_path):
+    from lokg import manifest
+    from lokg.cli import run_job
+
+    seen = []
+    for overrides in (["verify=true"], []):
+        cfg = compose_config("evaluate", overrides, tmp_path)
+        run_job(lambda c: seen.append(manifest._state["full"]), cfg)
+    assert seen == [True, False]
+
+
 def test_a_directory_without_a_manifest_is_loaded_unchecked(tmp_path):
     d = tmp_path / "old"
     d.mkdir()
