@@ -1,6 +1,6 @@
-"""``trainer=ddp``: TransE, the GAT and the question-aware walk model trained by two CPU
-processes (Lightning DDP, gloo) through the real entry point, ``train.py``; the post-fit
-stages run once, on rank 0."""
+"""``trainer=ddp``: TransE (dense and sparse), the GAT and the question-aware walk model
+trained by two CPU processes (Lightning DDP, gloo) through the real entry point,
+``train.py``; the post-fit stages run once, on rank 0."""
 
 from __future__ import annotations
 
@@ -105,6 +105,29 @@ def test_transe_then_gat_train_with_two_processes(tmp_path):
     assert out.count("GAT artifacts:") == 1
     (gat,) = data.glob("*/gat-*")
     assert (gat / "edge_log_alpha.npy").is_file()
+
+
+@pytest.mark.slow
+def test_sparse_transe_keeps_the_two_replicas_equal_and_unit_norm(tmp_path):
+    """``model=transe_sparse trainer=ddp``: gloo all-reduces sparse gradients (indices and
+    values gathered), so SparseAdam moves the rows of both processes' batches on both; the
+    norm constraint must cover the same rows (the all-reduced gradient's, not the local
+    batch's: with those, each process left the other's rows off the unit sphere, |e| up to
+    1.35, and the replicas drifted apart by 0.12). Batches of 64: the ranks see different
+    triples (at the default 4,096 PQ-2H is one batch, which DDP pads to both ranks)."""
+    import torch
+
+    replicas = tmp_path / "replicas"
+    out = _train(
+        tmp_path, "train_transe", "model=transe_sparse", "data.batch_size=64",
+        "+callbacks.replicas._target_=tests.fixtures.replicas.SaveEntityTable",
+        f"+callbacks.replicas.directory={replicas}", epochs=2,
+    )  # fmt: skip
+    assert "rank 1: fit done" in out and out.count("SCOS artifacts:") == 1
+    rank0, rank1 = (torch.load(replicas / f"entity_rank{r}.pt") for r in (0, 1))
+    assert torch.equal(rank0, rank1)
+    norms = rank0.norm(dim=1)
+    torch.testing.assert_close(norms, torch.ones_like(norms))
 
 
 @pytest.mark.slow
