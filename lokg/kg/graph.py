@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,10 +31,13 @@ import numpy as np
 import torch
 
 from lokg.atomic_io import atomic_directory, read_versioned_json
+from lokg.kg.steps import StepIndex
 from lokg.manifest import check_directory
 from lokg.typing import IdArray, LabeledTriple
 
 __all__ = ["EntityAttributes", "KnowledgeGraph", "StepIndex", "Vocabulary", "label_as_words"]
+
+log = logging.getLogger(__name__)
 
 _FORMAT_VERSION = 1
 
@@ -398,6 +402,9 @@ class KnowledgeGraph:
                 self.attributes,
                 self.name,
             )
+            home = self.__dict__.get("_step_home")
+            if home is not None:  # its step index beside the whole graph's
+                cached.__dict__["_step_home"] = (home[0], home[1], "own-")
             self.__dict__["_own_part"] = cached
         return cached
 
@@ -456,8 +463,34 @@ class KnowledgeGraph:
         relation and its node."""
         cache = self.__dict__.setdefault("_steps_by_relation", {})
         if both_directions not in cache:
-            cache[both_directions] = StepIndex.build(self, both_directions)
+            cache[both_directions] = self._saved_steps(both_directions)
         return cache[both_directions]
+
+    def _saved_steps(self, both_directions: bool) -> StepIndex:
+        """The step index saved beside this graph (memory-mapped), else built, and saved
+        there when the graph was read from a directory (:meth:`load`; not after :meth:`save`,
+        whose directory may be a temporary one renamed since): the next process opens it
+        instead of building it. A saved index that fails its check is rebuilt with one
+        warning; a directory gone or refusing the write keeps it in memory."""
+        home = self.__dict__.get("_step_home")
+        if home is None:
+            return StepIndex.build(self, both_directions)
+        directory, fingerprint, prefix = home
+        path = Path(directory) / f"{prefix}steps-{'both' if both_directions else 'out'}"
+        try:
+            index = StepIndex.load(path, both_directions, fingerprint)
+        except ValueError as err:  # lokg.errors.CorruptArtifact among them
+            log.warning("%s: %s; the step index is rebuilt", path, err)
+            index = None
+        if index is None:
+            index = StepIndex.build(self, both_directions)
+            try:
+                if not Path(directory).is_dir():
+                    raise FileNotFoundError(f"{directory}: the graph's directory is gone")
+                index.save(path, both_directions, fingerprint)
+            except OSError as err:
+                log.warning("step index not saved beside the graph (%s); kept in memory", err)
+        return index
 
     @cached_property
     def in_degree(self) -> IdArray:
@@ -597,7 +630,7 @@ class KnowledgeGraph:
         mode = "r" if mmap else None
         arrays = {k: np.load(directory / f"{k}.npy", mmap_mode=mode) for k in cls._ARRAYS}
         attrs = meta.get("attributes")
-        return cls(
+        kg = cls(
             Vocabulary(meta["entities"]),
             Vocabulary(meta["relations"]),
             arrays.pop("triples"),
@@ -606,76 +639,12 @@ class KnowledgeGraph:
             inverse_of=None if meta.get("inverse_of") is None else np.asarray(meta["inverse_of"]),
             _csr_arrays=arrays,
         )
+        if meta.get("fingerprint"):  # its step index is kept beside it (steps_by_relation)
+            kg.__dict__["_step_home"] = (directory, meta["fingerprint"], "")
+        return kg
 
     def __repr__(self) -> str:
         return (
             f"KnowledgeGraph(name={self.name!r}, entities={self.num_entities}, "
             f"relations={self.num_relations}, triples={self.num_triples})"
-        )
-
-
-@dataclass(frozen=True)
-class StepIndex:
-    """The steps leaving every node, grouped by step relation.
-
-    A *step* walks triple ``(h, r, t)`` forward from ``h`` (step relation ``r``) or, with
-    ``both_directions``, backward from ``t`` (step relation ``r + R``). Node ``u``'s steps
-    are ``ptr[u]:ptr[u + 1]``, sorted by step relation and, within one relation, in
-    ``order``: the step's index in the plain listing of ``u``'s steps (its out-edges in CSR
-    order, then its in-edges), which is what ties are broken by. Its groups (one per step
-    relation at ``u``) are ``group_ptr[u]:group_ptr[u + 1]``; group ``g`` holds the steps
-    ``group_start[g]:group_start[g + 1]``, all of relation ``group_relation[g]``.
-
-    Shapes (S = T, or 2T with both directions; G = distinct (node, step relation) pairs):
-        - ``ptr``, ``group_ptr``: ``[E + 1]``
-        - ``triple``, ``relation``, ``far``, ``order``: ``[S]`` int64; ``inverse``: ``[S]``
-        - ``group_start``: ``[G + 1]``; ``group_relation``: ``[G]``
-    """
-
-    ptr: IdArray
-    triple: IdArray
-    inverse: np.ndarray
-    relation: IdArray
-    far: IdArray
-    order: IdArray
-    group_ptr: IdArray
-    group_start: IdArray
-    group_relation: IdArray
-
-    @classmethod
-    def build(cls, kg: KnowledgeGraph, both_directions: bool = True) -> StepIndex:
-        """``kg``'s index: its steps listed from the CSR arrays, then one stable sort by
-        (node, step relation). O(S log S); 4.3 s at 10M triples both ways (bench_scale)."""
-        t, n, r = kg.triples_np, kg.num_entities, kg.num_relations
-        out_deg = np.diff(kg.out_ptr)
-        # (CSR ptr, triple ids, far-end column, relation offset, index of the node's first step)
-        parts = [(kg.out_ptr, kg.out_idx, 2, 0, 0)]
-        if both_directions:  # in-edges, walked backwards, listed after the node's out-edges
-            parts.append((kg.in_ptr, kg.in_idx, 0, r, out_deg))
-        node, triple, inverse, relation, far, order = [], [], [], [], [], []
-        for i, (ptr, idx, far_col, offset, first) in enumerate(parts):
-            owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
-            node.append(owner)
-            triple.append(idx)
-            inverse.append(np.full(len(idx), i == 1))
-            relation.append(t[idx, 1] + offset)
-            far.append(t[idx, far_col])
-            step = np.arange(len(idx), dtype=np.int64) - ptr[owner]
-            order.append(step + first[owner] if i else step)
-        node, relation = np.concatenate(node), np.concatenate(relation)
-        key = node * max(2 * r, 1) + relation
-        perm = np.argsort(key, kind="stable")  # one relation's steps keep their listing order
-        key = key[perm]
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else key[:0]
-        relation = relation[perm]
-        return cls(
-            ptr=kg.out_ptr + kg.in_ptr if both_directions else kg.out_ptr.copy(),
-            triple=np.concatenate(triple)[perm],
-            inverse=np.concatenate(inverse)[perm],
-            relation=relation,
-            far=np.concatenate(far)[perm],
-            order=np.concatenate(order)[perm],
-            group_ptr=np.searchsorted(node[perm][starts], np.arange(n + 1)),
-            group_start=np.r_[starts, len(key)].astype(np.int64),
-            group_relation=relation[starts],
         )
