@@ -70,7 +70,7 @@ from lokg.data.splits import GROUP_BY, template_seen_share
 from lokg.eval.ledger import LedgerEntry, TestLedger
 from lokg.evaluate import ledger_key, run
 from lokg.pipeline import LOKG
-from lokg.taimr.walk.artifact import walk_models
+from lokg.taimr.walk.artifact import PRETRAINED_DIR, walk_models
 from lokg.taimr.walk.rerank import rerank_models
 from lokg.typing import Question
 
@@ -126,6 +126,10 @@ ROWS: dict[str, tuple[list[str], dict | None]] = {
     # several topic entities (issue 28): every topic walks with the whole question and the
     # answers are merged by logsumexp, the walk's retrieval before the anchors' join
     "learned, anchors union": ([*_LEARNED, "+retriever.anchors=union"], {}),
+    # the walk shipped in the package, with no training on the set (day one on a new KG:
+    # no TransE, so no SCOS either); trained on the bundled sets' train splits, so on those
+    # sets it is in-family, not zero-shot (docs/design/taimr.md, "Pretrained walk")
+    "pretrained walk": ([*_LEARNED, "scos=off", f"retriever.model_dir={PRETRAINED_DIR}"], None),
 }
 #: rows that re-score a walk's candidates with the answer GAT (issue 28 §3): row -> (the
 #: change to the default ``model=rerank`` config it was trained with, omega); the walk is the

@@ -58,7 +58,13 @@ from lokg.kg.inverse_edges import (
 from lokg.manifest import check_directory
 from lokg.taimr.walk.artifact import KIND as WALK_KIND
 from lokg.taimr.walk.artifact import META_FILE as WALK_META_FILE
-from lokg.taimr.walk.artifact import WALK_CONFIG, hashed_targets, walk_models
+from lokg.taimr.walk.artifact import (
+    WALK_CONFIG,
+    ZERO_SHOT,
+    hashed_targets,
+    pretrained_walk,
+    walk_models,
+)
 from lokg.typing import IdArray
 
 KINDS = ("scos", "gat", WALK_KIND, "rerank")
@@ -403,11 +409,19 @@ def _find_walk_model(art: GraphArtifacts, datamodule, walk_dir: str | None) -> N
         if walk_dir
         else default_walk_model(root, walked.fingerprint())
     )
+    if art.walk_dir is None and (shipped := pretrained_walk()) is not None:
+        log.warning(
+            "walk: %s (no walk model trained for %s; `python train.py experiment=train_walk "
+            "data=...` fine-tunes one from it on answered questions)",
+            ZERO_SHOT, datamodule.name,
+        )  # fmt: skip
+        art.walk_dir = shipped
+        return
     if art.walk_dir is None:
         raise FileNotFoundError(
-            f"no trained walk model for {datamodule.name} under {root}; run "
-            "`python train.py experiment=train_walk data=...` first, or give "
-            "retriever.model_dir=<a qgat-* directory>"
+            f"no trained walk model for {datamodule.name} under {root}, and this install has "
+            "no pretrained walk; run `python train.py experiment=train_walk data=...` first, "
+            "or give retriever.model_dir=<a qgat-* directory>"
         )
     meta = json.loads((checked(art.walk_dir) / WALK_META_FILE).read_text(encoding="utf-8"))
     if walk_dir is None and meta["kg_fingerprint"] != walked.fingerprint():

@@ -33,6 +33,7 @@ from lokg.llm import build_reader
 from lokg.paper_settings import departures
 from lokg.pipeline import LOKG
 from lokg.show import evidence_view, find_question, log_view, write_page
+from lokg.taimr.walk.artifact import walk_origin
 from lokg.typing import Question
 
 log = logging.getLogger(__name__)
@@ -210,6 +211,9 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         for line in artifact_departures(pipeline.artifact_dirs):
             departed.append(line)
             print(f"  - {line}", flush=True)
+        walk = walk_origin(pipeline.artifact_dirs.get("walk"))
+        if walk is not None:
+            print(f"walk: {walk}", flush=True)
         provenance = dict(pipeline.provenance)
         if given:
             provenance["questions"] = config_key([q.to_json() for q in questions])
@@ -245,6 +249,7 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         split=cfg.split,
         configuration=label.configuration,
         departures=tuple(departed),
+        walk=walk,
     )
     summary_path = write_run_summary(run_dir, summary)
     log_to_loggers(cfg, metrics, records, seed)

@@ -422,6 +422,55 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
 
         question_lm = QuestionLM.from_embedder(embedder, model.hparams.encoder_trainable_layers)
     model.set_graph(art.kg, feats, rel, names, query_encoder, token_encoder, question_lm)
+    if model.hparams.init != "scratch":
+        init_from_pretrained(model)
+
+
+#: the walk architecture's keys that set a parameter's shape or meaning
+_SHAPE_KEYS = (
+    "node_dim", "rel_dim", "name_dim", "transe_dim", "hidden", "heads", "max_hops",
+    "question_key", "question_tokens", "graph_context", "normalization", "name_match",
+    "question_in_attention",
+)  # fmt: skip
+
+
+def init_from_pretrained(model) -> None:
+    """``model.init=pretrained``: the walk network's weights, and the question encoder's
+    trained top layers, from the walk shipped in the package
+    (:data:`lokg.taimr.walk.artifact.PRETRAINED_DIR`), or ``model.init=<a qgat-* directory>``
+    from that one; the relation table stays this KG's (a pretrained walk reads relations by
+    name only).  One line when this install ships no pretrained walk, or one of another
+    architecture."""
+    from lokg.taimr.walk.artifact import (
+        META_FILE,
+        MODEL_FILE,
+        QUESTION_ENCODER_DELTA,
+        pretrained_walk,
+        recorded_architecture,
+    )
+
+    init = model.hparams.init
+    shipped = pretrained_walk() if init == "pretrained" else Path(init)
+    if shipped is None:
+        raise InputError(
+            "model.init=pretrained: this install ships no pretrained walk "
+            "(lokg/resources/walk/pretrained); use model.init=scratch"
+        )
+    a = recorded_architecture(json.loads((shipped / META_FILE).read_text(encoding="utf-8")))
+    mine = model.architecture()
+    differ = [
+        f"{k}={mine[k]!r} (shipped: {a.get(k)!r})" for k in _SHAPE_KEYS if a.get(k) != mine[k]
+    ]
+    if differ:
+        raise InputError(
+            "model.init=pretrained: the shipped walk has another architecture: "
+            + ", ".join(differ) + "; use model.init=scratch or the shipped settings"
+        )  # fmt: skip
+    state = torch.load(shipped / MODEL_FILE, map_location="cpu", weights_only=True)
+    model.net.load_state_dict(state)
+    if model.question_lm is not None and (shipped / QUESTION_ENCODER_DELTA).is_file():
+        model.question_lm.load_delta(shipped / QUESTION_ENCODER_DELTA)
+    print(f"walk model: starting from the pretrained walk ({shipped})", flush=True)
 
 
 def check_max_epochs(trainer: DictConfig | None) -> None:

@@ -90,6 +90,7 @@ class RunSummary:
     split: str = "test"
     configuration: str = ""
     departures: tuple[str, ...] = ()
+    walk: str | None = None  # which walk model answered (lokg.taimr.walk.artifact.walk_origin)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "departures", tuple(self.departures))
@@ -111,6 +112,8 @@ def write_run_summary(run_dir: str | os.PathLike, summary: RunSummary) -> Path:
             "configuration")  # fmt: skip
     data = {k: getattr(summary, k) for k in keys}
     data["departures"] = list(summary.departures)
+    if summary.walk is not None:
+        data["walk"] = summary.walk
     data["metrics"] = {k: (None if _isnan(v) else v) for k, v in summary.metrics.items()}
     if notes := not_applicable(summary.metrics):
         data["metric_notes"] = notes

@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 import numpy as np
 import pytorch_lightning as pl
@@ -70,6 +71,7 @@ __all__ = ["SupervisedQuestion", "ValidationRow", "WalkModule", "pad_tokens", "r
 
 RELATION_SOURCES = ("fixed", "learned", "none")
 QUESTION_ENCODERS = ("frozen", "finetune")
+INITS = ("scratch", "pretrained")
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,9 @@ class WalkModule(pl.LightningModule):
         name_match: every hop logit also carries a learned-scale cosine between the hop's
             question context and the relation's name (:class:`WalkNet`); needs
             ``name_dim`` equal to ``node_dim`` (one embedder).
+        init: ``"scratch"``, ``"pretrained"`` or a walk artifact (``qgat-*/``): train.py starts
+            the network and the question encoder from the walk shipped in the package, or
+            from that one (:func:`lokg.train_stages.init_from_pretrained`).
         optimizer: ``functools.partial`` of a torch optimizer (``None`` = Adam 1e-3).
     """
 
@@ -197,9 +202,14 @@ class WalkModule(pl.LightningModule):
         encoder_trainable_layers: int | None = None,
         min_steps: int = 0,
         name_match: bool = False,
+        init: str = "scratch",
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
     ):
         super().__init__()
+        if init not in INITS and not Path(str(init)).is_dir():
+            raise InputError(
+                f"model.init={init!r}; expected one of {INITS} or a walk artifact directory"
+            )
         if question_encoder not in QUESTION_ENCODERS:
             raise ValueError(
                 f"model.question_encoder must be one of {QUESTION_ENCODERS}, got "

@@ -96,6 +96,11 @@ class QuestionLM(nn.Module):
             self.lm.embeddings.requires_grad_(False)
             for layer in layers[: self.frozen_layers]:
                 layer.requires_grad_(False)
+            # the trainable layers as loaded: what :meth:`save_delta` differences against
+            self._base_top = [
+                {k: v.detach().clone() for k, v in layer.state_dict().items()}
+                for layer in layers[self.frozen_layers :]
+            ]
         self.lm.train()
 
     def _layers(self) -> nn.ModuleList:
@@ -162,6 +167,41 @@ class QuestionLM(nn.Module):
         directory.mkdir(parents=True, exist_ok=True)
         self.lm.save_pretrained(directory)
         self.tokenizer.save_pretrained(directory)
+
+    def save_delta(self, path: str | os.PathLike) -> None:
+        """The trainable top layers as a float16 *difference* from the weights they were
+        loaded with (the pip-installed encoder's, kept at construction) to ``path``:
+        ``{"layers": {index: {name: W - W_base}}, "num_layers": n}``.
+
+        The whole model is ~90 MB (MiniLM); its top two layers ~14 MB in float32, and their
+        difference from the pip-installed weights ~7 MB in float16, with a rounding error of
+        about 1e-3 of the *change*, not of the weight (so the loaded encoder is the trained one
+        to ~1e-6: tests/nn/test_question_encoder_delta.py).  Needs ``trainable_layers``."""
+        if self.trainable_layers is None:
+            raise ValueError("save_delta needs trainable_layers (the layers that changed)")
+        mine = self._layers()
+        layers = {}
+        for i, ref in zip(range(self.frozen_layers, len(mine)), self._base_top, strict=True):
+            layers[i] = {
+                k: (v.detach().cpu() - ref[k]).to(torch.float16)
+                for k, v in mine[i].state_dict().items()
+            }
+        torch.save({"layers": layers, "num_layers": len(mine)}, Path(path))
+
+    def load_delta(self, path: str | os.PathLike) -> None:
+        """Add a :meth:`save_delta` file's differences to this (base) encoder's layers."""
+        blob = torch.load(Path(path), map_location="cpu", weights_only=True)
+        layers = self._layers()
+        if blob.get("num_layers") != len(layers):
+            raise ValueError(
+                f"{path}: a delta for a {blob.get('num_layers')}-layer encoder, this one has "
+                f"{len(layers)}"
+            )
+        with torch.no_grad():
+            for i, delta in blob["layers"].items():
+                state = layers[int(i)].state_dict()
+                for k, d in delta.items():
+                    state[k] += d.to(state[k].dtype)
 
     @classmethod
     def from_embedder(cls, embedder, trainable_layers: int | None = None) -> QuestionLM:

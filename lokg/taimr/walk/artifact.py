@@ -37,15 +37,22 @@ __all__ = [
     "META_FILE",
     "MODEL_FILE",
     "MOVED_TARGETS",
+    "PRETRAINED_DIR",
+    "PRETRAINED_RECORD",
+    "QUESTION_ENCODER_DELTA",
     "QUESTION_ENCODER_DIR",
     "RELATION_TABLE_FILE",
+    "SHIPPED_FILES",
     "WALK_CONFIG",
+    "ZERO_SHOT",
     "default_walk_settings",
     "hashed_targets",
     "load_walk_network",
+    "pretrained_walk",
     "recorded_architecture",
     "save_walk_network",
     "walk_models",
+    "walk_origin",
 ]
 
 #: the artifact kind: trained walk models are ``<root>/qgat-<key>/``, the latest one named in
@@ -56,6 +63,20 @@ MODEL_FILE = "walk_model.pt"
 META_FILE = "qgat.json"
 RELATION_TABLE_FILE = "relation_table.npy"
 QUESTION_ENCODER_DIR = "question_encoder"
+#: a fine-tuned encoder's top layers as a difference from the pip-installed encoder
+#: (``model.encoder_trainable_layers=k``; :meth:`QuestionLM.save_delta`), in place of
+#: :data:`QUESTION_ENCODER_DIR`
+QUESTION_ENCODER_DELTA = "question_encoder_delta.pt"
+#: the pretrained walk shipped in the package (``python train.py experiment=pretrain_walk``,
+#: then ``python -m lokg.taimr.walk.ship <its qgat-* directory>``): what ``retriever=learned``
+#: uses on a KG with no walk model of its own, and what ``model.init=pretrained`` starts from
+PRETRAINED_DIR = Path(__file__).resolve().parents[2] / "resources" / "walk" / "pretrained"
+#: how the shipped walk was trained (data, commit, config, val numbers), beside its weights
+PRETRAINED_RECORD = "record.json"
+#: the files of a walk artifact the package ships (the rest are not read at retrieval)
+SHIPPED_FILES = ("walk_model.pt", "qgat.json", "config.yaml", "question_encoder_delta.pt")
+#: how :func:`walk_origin` names the shipped walk (console, ``summary.json``)
+ZERO_SHOT = "pretrained, zero-shot"
 #: the walk model's default settings (``model=walk``), beside the package as the configs are
 WALK_CONFIG = Path(__file__).resolve().parents[3] / "configs" / "model" / "walk.yaml"
 
@@ -64,8 +85,9 @@ WALK_CONFIG = Path(__file__).resolve().parents[3] / "configs" / "model" / "walk.
 #: test ledger's) and the default-model lookup (:func:`walk_models`) read a target through
 #: this table, so a config naming the new path keys and matches as it did under the old one:
 #: the walk models trained before the move are found, not retrained.
+WALK_MODULE = "lokg.models.walk_module.WalkModule"
 MOVED_TARGETS = {
-    "lokg.models.walk_module.WalkModule": "lokg.models.path_module.PathGATModule",
+    WALK_MODULE: "lokg.models.path_module.PathGATModule",
     "lokg.taimr.walk.retriever.build_learned": "lokg.taimr.learned.build_learned",
 }
 
@@ -81,14 +103,25 @@ ARCHITECTURE_DEFAULTS = {
 }
 
 
+#: walk settings added after artifacts were trained, with what those artifacts were trained
+#: with (an artifact's ``config.yaml`` without the key compares as this value)
+SETTINGS_ADDED = {"init": "scratch"}
+
+
 def hashed_targets(node: Any) -> Any:
     """``node`` (plain containers) with every ``_target_`` of :data:`MOVED_TARGETS` replaced
-    by the path it is hashed and compared under (its path before the move)."""
+    by the path it is hashed and compared under (its path before the move), and, in the walk
+    model's node, the :data:`SETTINGS_ADDED` keys left out where they hold the value the
+    artifacts before them were trained with (so the default walk keys as it did)."""
     if isinstance(node, Mapping):
         out = {k: hashed_targets(v) for k, v in node.items()}
         target = out.get("_target_")
         if isinstance(target, str) and target in MOVED_TARGETS:
             out["_target_"] = MOVED_TARGETS[target]
+        if out.get("_target_") == MOVED_TARGETS[WALK_MODULE]:
+            for key, before in SETTINGS_ADDED.items():
+                if out.get(key) == before:
+                    del out[key]
         return out
     if isinstance(node, list | tuple):
         return type(node)(hashed_targets(v) for v in node)
@@ -112,13 +145,16 @@ def save_walk_network(
     """Write a walk-model artifact: ``walk_model.pt`` (the network's state dict),
     ``relation_table.npy`` (the e_r it was trained with), ``qgat.json`` (``architecture``
     as :func:`load_walk_network` reads it, plus ``meta``) and, for a fine-tuned question
-    encoder, ``question_encoder/`` (``save_pretrained`` layout)."""
+    encoder, ``question_encoder/`` (``save_pretrained`` layout), or only its trained top
+    layers' change (``question_encoder_delta.pt``) when only those were trained."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     torch.save({k: v.detach().cpu() for k, v in net.state_dict().items()}, directory / MODEL_FILE)
     np.save(directory / RELATION_TABLE_FILE, np.asarray(relation_table, dtype=np.float32))
     body = {**(meta or {}), "architecture": architecture}
-    if question_lm is not None:
+    if question_lm is not None and question_lm.trainable_layers is not None:
+        question_lm.save_delta(directory / QUESTION_ENCODER_DELTA)
+    elif question_lm is not None:
         question_lm.save(directory / QUESTION_ENCODER_DIR)
     (directory / META_FILE).write_text(json.dumps(body, indent=1), encoding="utf-8")
 
@@ -155,7 +191,12 @@ def load_walk_network(directory: Path) -> tuple[WalkNet, dict, QuestionLM | None
     if a["question_encoder"] == "finetune":
         emb = meta.get("embedder") or {}  # as it was trained: same prefix and truncation
         prefix, max_length = emb.get("query_prefix", ""), emb.get("max_length", 128)
-        lm = QuestionLM(directory / QUESTION_ENCODER_DIR, prefix, max_length).eval()
+        if (directory / QUESTION_ENCODER_DIR).is_dir():
+            lm = QuestionLM(directory / QUESTION_ENCODER_DIR, prefix, max_length).eval()
+        else:  # the top layers' change from the encoder the embedder names
+            lm = QuestionLM(emb.get("model_path"), prefix, max_length)
+            lm.load_delta(directory / QUESTION_ENCODER_DELTA)
+            lm.eval()
     return net.eval(), meta, lm
 
 
@@ -182,10 +223,25 @@ def walk_models(
         check_directory(d, ["config.yaml", META_FILE])
         model = OmegaConf.load(cfg_path).get("model")
         trained = {} if model is None else OmegaConf.to_container(model, resolve=True)
-        trained = hashed_targets(trained)
+        trained = hashed_targets({**SETTINGS_ADDED, **trained})
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         if fingerprint is not None and meta.get("kg_fingerprint") != fingerprint:
             continue
         if all(trained.get(k) == v for k, v in want.items()):
             found.append((meta.get("best_value") or 0.0, meta_path.stat().st_mtime_ns, d))
     return [d for *_, d in sorted(found, reverse=True)]
+
+
+def pretrained_walk() -> Path | None:
+    """The shipped pretrained walk's directory, ``None`` when this install has none."""
+    return PRETRAINED_DIR if (PRETRAINED_DIR / META_FILE).is_file() else None
+
+
+def walk_origin(walk_dir: Path | None) -> str | None:
+    """Which walk a run used, in words: :data:`ZERO_SHOT` for the shipped one, else the
+    trained artifact's directory name (``None``: no walk)."""
+    if walk_dir is None:
+        return None
+    if Path(walk_dir).resolve() == PRETRAINED_DIR.resolve():
+        return ZERO_SHOT
+    return f"trained: {Path(walk_dir).name}"
