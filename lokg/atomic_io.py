@@ -105,10 +105,11 @@ def atomic_directory(
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     except OSError as exc:
-        named = _named_os_error(exc, target.parent)
-        if named is None:
-            raise
-        raise named from exc
+        inside = str(exc.filename or "").startswith(str(target.parent) + os.sep)
+        if exc.errno is None or not inside:
+            raise  # mkdir's error names the directory it could not make
+        # the temporary directory refused: name the directory, not the temporary name
+        raise OSError(exc.errno, exc.strerror, str(target.parent)) from exc
     try:
         yield tmp
         if manifest:

@@ -48,6 +48,7 @@ past Hydra's runner. The root scripts stay thin::
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -102,8 +103,7 @@ OS_REFUSALS = {
     "paths.artifacts_dir) elsewhere, then rerun the same command: finished work is kept",
     errno.EDQUOT: "free space in your quota, or point LOKG_ROOT elsewhere, then rerun the same "
     "command: finished work is kept",
-    errno.EROFS: "that file system is read-only: set LOKG_ROOT (or paths.*) to a writable "
-    "directory",
+    errno.EROFS: "set LOKG_ROOT (or paths.*) to a writable directory",
     errno.EACCES: "check its permissions, or set LOKG_ROOT (or paths.*) to a directory you can "
     "write",
     errno.EPERM: "check its permissions, or set LOKG_ROOT (or paths.*) to a directory you can "
@@ -182,15 +182,40 @@ def describe(err: BaseException) -> str:
     if isinstance(err, OmegaConfBaseException):
         return _omegaconf_line(err)
     if isinstance(err, OSError) and err.errno in OS_REFUSALS:
-        what = (err.strerror or os.strerror(err.errno)).lower()
-        where = f"{err.filename}: " if err.filename is not None and str(err.filename) else ""
-        return f"{where}{what}; {OS_REFUSALS[err.errno]}"
+        return _os_refusal_line(err)
     if isinstance(err, OSError) and err.filename is not None and err.strerror:
         name = err.filename if str(err.filename) else "(empty path)"
         return f"{name}: {err.strerror.lower()}"
     if isinstance(err, KeyError) and len(err.args) == 1:
         return str(err.args[0])
     return " ".join(lines)
+
+
+#: the refusals of a write, where a copy's destination (``filename2``) is the path to name
+_WRITE_REFUSALS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+
+
+def _os_refusal_line(err: OSError) -> str:
+    """``<path>: <what>; <what to do>`` for one of :data:`OS_REFUSALS`: a copy's destination
+    for a write refused (a ``shutil.move`` across file systems fails writing it), else the
+    file (``<source> -> <destination>`` for a copy)."""
+    what = (err.strerror or os.strerror(err.errno)).lower()
+    names = [str(n) for n in (err.filename, err.filename2) if n is not None and str(n)]
+    if err.filename2 is not None and err.errno in _WRITE_REFUSALS:
+        names = [str(err.filename2)]
+    where = f"{' -> '.join(names)}: " if names else ""
+    return f"{where}{what}; {OS_REFUSALS[err.errno]}"
+
+
+def remove_half_written(err: BaseException) -> None:
+    """Delete the destination a copy was writing when the disk filled (``filename2`` of an
+    ``ENOSPC``/``EDQUOT`` error: Lightning's checkpoint save copies its temporary file into
+    place), so that nothing half-written is left; its source is still whole."""
+    if not isinstance(err, OSError) or err.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return
+    if err.filename2 is not None and os.path.isfile(err.filename2):
+        with contextlib.suppress(OSError):
+            os.unlink(err.filename2)
 
 
 def redact(text: str, environ: dict[str, str] | None = None) -> str:
@@ -254,6 +279,7 @@ def _hydra_passes_errors_through() -> Iterator[None]:
 
 
 def _report(exc: BaseException, err: BaseException, show_traceback: bool) -> NoReturn:
+    remove_half_written(err)
     if show_traceback:
         sys.stderr.write(redact("".join(traceback.format_exception(exc))))
     sys.stderr.write(f"error: {redact(describe(err))}\n")

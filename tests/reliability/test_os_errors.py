@@ -68,8 +68,10 @@ def test_a_read_only_root_is_one_line(tmp_path, monkeypatch, capsys):
     with pytest.raises(OSError) as caught, atomic_directory(tmp_path / "data" / "custom-0"):
         pass
     line = _reported(caught.value, capsys)
-    assert f"{tmp_path / 'data'}" in line and "read-only file system; " in line
-    assert "set LOKG_ROOT (or paths.*) to a writable directory" in line
+    assert line == (
+        f"error: {tmp_path / 'data'}: read-only file system; set LOKG_ROOT (or paths.*) to a "
+        "writable directory"
+    )
 
 
 def test_a_replace_refused_for_permission_names_the_target(tmp_path, monkeypatch, capsys):
@@ -117,6 +119,18 @@ def test_an_io_error_reading_the_kg_names_the_file(tmp_path, monkeypatch, capsys
     assert caught.value.filename == str(kg)
     line = _reported(caught.value, capsys)
     assert line.startswith(f"error: {kg}: input/output error; the device reported an I/O error")
+
+
+def test_disk_full_while_copying_into_place_names_the_destination_and_removes_it(tmp_path, capsys):
+    src, dst = tmp_path / "tmpabc", tmp_path / "checkpoints" / "epoch_000.ckpt"
+    src.write_bytes(b"whole")
+    dst.parent.mkdir()
+    dst.write_bytes(b"wh")  # what the copy had written when the disk filled
+    # Lightning's checkpoint save: shutil.move from a temporary file, refused part-way
+    err = OSError(errno.ENOSPC, "No space left on device", str(src), None, str(dst))
+    line = _reported(err, capsys)
+    assert line.startswith(f"error: {dst}: no space left on device; free space there")
+    assert not dst.exists() and src.read_bytes() == b"whole"
 
 
 def test_other_os_errors_stay_bugs():
