@@ -1,39 +1,40 @@
 """Scale: build time, peak memory and query latency of LOKG's retrieval on a synthetic KG.
 
-    python bench/bench_scale.py [--triples 10000000] [--entities N] [--queries 50] [--json F]
+    python bench/bench_scale.py --triples N --walk-model pq2h [--queries 50] [--json F]
 
 One size per process, so the peak RSS printed is that size's (``make bench`` runs 1M and 10M
-in separate processes). The graph is the package's synthetic power-law KG
-(:func:`lokg.data.synthetic.make_synthetic_kg`, |E| = triples / 10 unless given, 50 relations).
+in separate processes; 100M runs only by hand: ``--triples 100000000``, docs/results.md).
+The graph is the package's synthetic power-law KG (:func:`lokg.data.synthetic.make_synthetic_kg`,
+|E| = triples / 10 unless given, 50 relations).
 
 - ``generate``: drawing the synthetic triples (not part of a real build: a reader would parse
   files instead), reported apart.
 - ``build``: from the ``[T, 3]`` id array to a query-ready graph: ``KnowledgeGraph`` (CSR in
-  and out), Eq. (4)'s tail entropy H(r), in-degrees and in-relation diversity, and the first
-  TAIMR retriever (the paper's, ``retriever=taimr``, with uniform attention: no GAT is
-  trained on a synthetic graph), searched with a beam of 64 paths per hop (the rules'
-  width): ``experiment=paper`` prunes nothing (``retriever.beam_width: null``, issue 26), and
-  its unpruned 3-hop search over a 1M-triple graph with hubs did not finish 50 questions
-  within the bench's 600 s (``make bench``, 2026-12-02); on 100k triples it reads p50 / p95
-  cold 121 / 1,408 ms for 5 questions.
-- ``query``: TAIMR's ``retrieve`` on questions along random 1-2 hop walks, with a hash-random
-  sentence encoder (so the search is timed, not a transformer): "cold" is a fresh retriever
-  (empty path cache) asked a question after one untimed warm-up about another topic, "warm"
-  the same question again (bench/bench_taimr.py's protocol). p50 / p95 in ms.
-- ``learned`` (``--walk-model pq2h`` or a ``qgat-*`` directory): the same questions through
-  ``retriever=learned``, the walk model trained on that dataset's KB applied to the synthetic
-  graph as to any unseen KG (inductive through relation names; no TransE e_r for it), with
-  the real MiniLM encoder and the model's fine-tuned question encoder, so "cold" includes
-  encoding the question. Its answers mean nothing on this graph; its latency is the default
-  retriever's. The walk's per-graph index (``KnowledgeGraph.steps_by_relation``: every
-  node's steps grouped by relation) is built once before the queries and its time printed
-  apart. The beam walk is lazy
-  (``normalization=vocabulary``): its cost grows with the beam and the fan-out of the nodes
-  it expands, not with the L-hop ball.
-- ``peak RSS``: ``ru_maxrss`` of this process at the end, GiB (with ``--walk-model``: after
-  the encoders are loaded too).
+  and out), Eq. (4)'s tail entropy H(r), in-degrees and in-relation diversity, the learned
+  walk's per-graph step index (:class:`lokg.kg.steps.StepIndex`: every node's steps grouped by
+  relation, both directions) and the paper's TAIMR retriever.
+- ``open``: the graph and its step index saved to a temporary directory, then opened by a
+  second process (``KnowledgeGraph.load(mmap=True)`` + ``steps_by_relation``, memory-mapped):
+  what every later run on a prepared graph pays instead of the build (``--no-open``: skipped).
+- ``learned`` (``--walk-model``, the default retriever): ``retriever=learned`` on questions
+  along random 1-2 hop walks, the walk model applied to the synthetic graph as to any unseen
+  KG (inductive through relation names; no TransE e_r for it), with the real MiniLM encoder
+  and the model's fine-tuned question encoder, so "cold" includes encoding the question.
+  "Cold" is a fresh retriever (empty step cache) asked a question after one untimed warm-up
+  about another topic, "warm" the same question again (bench/bench_taimr.py's protocol); p50 /
+  p95 in ms. Its answers mean nothing on this graph; its latency is the default retriever's.
+  ``--walk-model`` is a ``qgat-*`` directory or a dataset name: that dataset's walk trained
+  with the default settings (``python train.py experiment=train_walk data=<name>``), else the
+  pretrained walk shipped in the package; a walk whose settings need each topic's whole L-hop
+  ball (``graph_context`` / ``normalization=node``) is timed only when named by directory.
+- ``taimr``: the paper's TAIMR (``retriever=taimr``, uniform attention: no GAT is trained on a
+  synthetic graph; a beam of 64: ``experiment=paper``'s unpruned search does not finish at 1M
+  triples, issue 26) with a hash-random sentence encoder, so the search is timed.
+- ``peak RSS``: ``ru_maxrss`` of this process at the end, GiB (after the encoders are loaded).
 
-Goals at 10M (issue 12): build ≤ 120 s, RSS ≤ 8 GiB, cold p50 ≤ 50 ms.
+The last line is ``scale n=<N> build_s=.. rss_gib=.. cold_p50_ms=.. warm_p50_ms=..`` (the
+learned walk's latencies). Goals on a 24 GiB machine (issue 41): 10M build <= 120 s, RSS <= 4
+GiB; 100M build <= 20 min, RSS <= 16 GiB, cold p50 <= 50 ms, warm <= 10 ms.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ import argparse
 import json
 import os
 import resource
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -58,41 +62,199 @@ def peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
 
-def learned_latency(kg: KnowledgeGraph, walk_model: str, qs, others) -> dict | None:
-    """Cold / warm p50 and p95 (ms) of ``retriever=learned`` with ``walk_model`` on ``kg``
-    (module doc), plus the model directory's name and the answers found; ``None`` (with a
-    note) when ``walk_model`` names a dataset that has no trained walk model."""
+class NoWalkModel(Exception):
+    """``--walk-model`` names nothing this bench can time (the message says what to run)."""
+
+
+def resolve_walk_model(walk_model: str) -> tuple[Path, str]:
+    """The ``qgat-*`` directory ``--walk-model`` names and how it was found (module doc)."""
+    from lokg.taimr.walk import artifact
+
+    path = Path(walk_model)
+    if path.is_dir():
+        return path, "given"
     from _data import compose, load_datamodule
 
-    from lokg.artifacts import default_walk_model
+    root = load_datamodule(compose(walk_model)).artifact_dir
+    # trained with the default settings only: "the latest trained" may be an ablation that
+    # walks each topic's whole L-hop ball, which no size here is meant to time
+    found = artifact.walk_models(root)
+    if found:
+        return found[0], f"{walk_model}'s default walk"
+    shipped = getattr(artifact, "pretrained_walk", lambda: None)()
+    if shipped is not None:
+        return shipped, f"the pretrained walk (no default walk on {walk_model})"
+    raise NoWalkModel(
+        f"--walk-model {walk_model}: no walk model trained with the default settings under "
+        f"{root} and no pretrained walk in the package; run `python train.py "
+        f"experiment=train_transe data={walk_model}` then `python train.py "
+        f"experiment=train_walk data={walk_model}`, or pass a qgat-* directory"
+    )
 
-    model_dir = Path(walk_model)
-    if not model_dir.is_dir():  # a dataset name: the model retriever=learned would use there
-        root = load_datamodule(compose(walk_model)).artifact_dir
-        found = default_walk_model(root)
-        if found is None:
-            print(
-                f"note: retriever=learned not timed: no walk model for {walk_model} (run "
-                f"`python train.py experiment=train_walk data={walk_model}`)",
-                flush=True,
-            )
-            return None
-        model_dir = found
+
+def learned_latency(kg: KnowledgeGraph, walk_model: str, qs, others) -> dict:
+    """Cold / warm p50 and p95 (ms) of ``retriever=learned`` with ``walk_model`` on ``kg``
+    (module doc), plus the model directory's name and the answers found."""
+    from lokg.taimr.walk.artifact import load_walk_network
+
+    model_dir, how = resolve_walk_model(walk_model)
+    net, _, _ = load_walk_network(model_dir.resolve())
+    if not net.steps_only and how != "given":
+        raise NoWalkModel(f"{model_dir}: this walk reads each topic's whole L-hop ball")
     cfg = compose_config("evaluate", ["retriever=learned"], os.getcwd())
     factory = hydra.utils.instantiate(cfg.retriever)
     embedder = hydra.utils.instantiate(cfg.embedder)
-    t0 = time.perf_counter()
-    kg.steps_by_relation(True)  # built once per graph on the first walk: timed apart
-    index_s = time.perf_counter() - t0
     stats, found = _latency(
         lambda: factory(kg=kg, embedder=embedder, model_dir=model_dir), qs, others
     )
     return {
         "model": model_dir.name,
+        "found_as": how,
+        "lazy": bool(net.steps_only),
         "answers_found": found,
-        "step_index_s": index_s,
         **{f"{k}_ms": v for k, v in stats.items()},
     }
+
+
+def open_in_second_process(kg: KnowledgeGraph) -> dict:
+    """Save ``kg`` and its step index (built) to a temporary directory, then time a second
+    process opening both memory-mapped (module doc)."""
+    with tempfile.TemporaryDirectory(prefix="lokg-scale-") as tmp:
+        t0 = time.perf_counter()
+        kg.save(Path(tmp) / "kg")
+        save_s = time.perf_counter() - t0
+        proc = subprocess.run(
+            [sys.executable, __file__, "--open", str(Path(tmp) / "kg")],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        child = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"save_s": save_s, **child}
+
+
+def open_only(directory: str) -> None:
+    """``--open DIR`` (the second process): time opening a saved graph and its step index."""
+    t0 = time.perf_counter()
+    kg = KnowledgeGraph.load(directory, mmap=True)
+    graph_s = time.perf_counter() - t0
+    index = kg.steps_by_relation(True)
+    steps_s = time.perf_counter() - t0 - graph_s
+    mapped = isinstance(index.triple, np.memmap)
+    print(json.dumps({"open_graph_s": graph_s, "open_steps_s": steps_s, "steps_mapped": mapped,
+                      "open_rss_gib": peak_rss_gib()}))  # fmt: skip
+
+
+def build(ents, rels, ids: np.ndarray, name: str) -> tuple[KnowledgeGraph, dict, object]:
+    """The query-ready graph, the TAIMR retriever factory and each stage's seconds."""
+    # the paper's TAIMR (experiment=paper's retriever) as evaluate.py builds it; uniform
+    # attention: no GAT is trained on a synthetic graph; a beam of 64 (module doc)
+    cfg = compose_config(
+        "evaluate",
+        ["retriever=taimr", "retriever.attention=uniform", "retriever.beam_width=64"],
+        os.getcwd(),
+    )
+    factory = hydra.utils.instantiate(cfg.retriever)
+    times, t0 = {}, time.perf_counter()
+    kg = KnowledgeGraph(ents, rels, ids, name=name)
+    times["graph_s"] = time.perf_counter() - t0
+    _ = (kg.relation_tail_entropy, kg.in_degree, kg.in_relation_diversity)
+    times["stats_s"] = time.perf_counter() - t0 - sum(times.values())
+    kg.steps_by_relation(True)  # the learned walk's per-graph index, built once
+    times["step_index_s"] = time.perf_counter() - t0 - sum(times.values())
+    factory(kg=kg, embedder=RandomEncoder(model_id="bench/random"))
+    times["taimr_s"] = time.perf_counter() - t0 - sum(times.values())
+    return kg, times, (factory, cfg)
+
+
+def report(out: dict, settings: str) -> str:
+    """The lines printed (module doc), the ``scale n=...`` line last."""
+    lw = out.get("learned")
+    cold, warm = (lw["cold_p50_ms"], lw["warm_p50_ms"]) if lw else (None, None)
+    fmt = lambda x: "none" if x is None else f"{x:.1f}"  # noqa: E731
+    b = out["build"]
+    lines = [
+        f"synthetic-{out['triples']}: {out['triples']:,} triples, {out['entities']:,} entities, "
+        f"{out['relations']} relations (generated in {out['generate_s']:.1f} s, RSS then "
+        f"{out['peak_rss_after_generate_gib']:.2f} GiB)",
+        f"  build {out['build_s']:.1f} s = KnowledgeGraph {b['graph_s']:.1f} s + H(r)/degrees "
+        f"{b['stats_s']:.1f} s + step index {b['step_index_s']:.2f} s + TAIMR retriever "
+        f"{b['taimr_s']:.2f} s (RSS after build {out['peak_rss_after_build_gib']:.2f} GiB)",
+    ]
+    if "open" in out:
+        o = out["open"]
+        lines.append(
+            f"  open in a second process: graph {o['open_graph_s']:.2f} s + step index "
+            f"{o['open_steps_s']:.2f} s (memory-mapped: {o['steps_mapped']}; its RSS "
+            f"{o['open_rss_gib']:.2f} GiB; saved once in {o['save_s']:.1f} s)"
+        )
+    if lw:
+        lines.append(
+            f"  learned walk (retriever=learned, {lw['model']}: {lw['found_as']}, MiniLM, "
+            f"n={out['queries']}, answers found {lw['answers_found']}): "
+            + "  ".join(f"{k[:-3]}={lw[k]:.1f}ms" for k in lw if k.endswith("_ms"))
+        )
+    t = out["taimr"]
+    lines += [
+        f"  TAIMR ({settings}, random encoder, n={out['queries']}, answers found "
+        f"{t['answers_found']}): " + "  ".join(f"{k[:-3]}={t[k]:.1f}ms" for k in t if "ms" in k),
+        f"  peak RSS {out['peak_rss_gib']:.2f} GiB; 1-min load average "
+        f"{out['load_avg_1min']:.1f} on {os.cpu_count()} CPUs",
+        f"scale n={out['triples']} build_s={out['build_s']:.1f} rss_gib={out['peak_rss_gib']:.2f} "
+        f"cold_p50_ms={fmt(cold)} warm_p50_ms={fmt(warm)}",
+    ]
+    return "\n".join(lines)
+
+
+def measure(args: argparse.Namespace) -> dict:
+    """Every figure of one size (module doc)."""
+    n_ent = args.entities or max(1000, args.triples // 10)
+    t0 = time.perf_counter()
+    syn = make_synthetic_kg(
+        num_entities=n_ent, num_triples=args.triples, num_relations=50, num_synonyms=5,
+        alpha=0.9, seed=0, name=f"synthetic-{args.triples}",
+    )  # fmt: skip
+    gen_s = time.perf_counter() - t0
+    ids = np.ascontiguousarray(syn.kg.triples_np)
+    ents, rels = syn.kg.entities, syn.kg.relations
+    del syn
+    rss_gen = peak_rss_gib()
+    kg, times, (factory, cfg) = build(ents, rels, ids, f"synthetic-{args.triples}")
+    del ids
+    out = {
+        "triples": int(kg.num_triples),
+        "entities": int(kg.num_entities),
+        "relations": int(kg.num_relations),
+        "generate_s": gen_s,
+        "build_s": sum(times.values()),
+        "build": times,
+        "peak_rss_after_generate_gib": rss_gen,
+        "peak_rss_after_build_gib": peak_rss_gib(),
+        "queries": args.queries,
+    }
+    if args.open:
+        out["open"] = open_in_second_process(kg)
+    rng = np.random.default_rng(0)
+    qs = synthetic_questions(kg, args.queries, rng)
+    others = synthetic_questions(kg, 16, rng)
+    if args.walk_model:
+        out["learned"] = learned_latency(kg, args.walk_model, qs, others)
+    embedder = RandomEncoder(model_id="bench/random")
+    stats, found = _latency(lambda: factory(kg=kg, embedder=embedder), qs, others)
+    out["taimr"] = {"answers_found": found, **{f"{k}_ms": v for k, v in stats.items()}}
+    out["taimr_settings"] = _retriever_settings(cfg)
+    out["peak_rss_gib"] = peak_rss_gib()
+    out["load_avg_1min"] = os.getloadavg()[0]
+    return out
+
+
+def flat(out: dict) -> dict:
+    """The JSON ``make bench`` reads (bench/run_all.py): the nested figures flattened, the
+    learned walk's as ``learned_*``, TAIMR's under their plain names (as before)."""
+    keep = {k: v for k, v in out.items() if not isinstance(v, dict)}
+    keep.update({f"build_{k}": v for k, v in out["build"].items()})
+    keep.update(out["taimr"])
+    keep.update(out.get("open", {}))
+    keep.update({f"learned_{k}": v for k, v in out.get("learned", {}).items()})
+    return keep
 
 
 def main() -> None:
@@ -104,87 +266,24 @@ def main() -> None:
     ap.add_argument(
         "--walk-model",
         default=None,
-        help="also time retriever=learned with this walk model: a qgat-* directory, or a "
-        "dataset name (its default-settings model, as retriever=learned picks it)",
+        help="time retriever=learned with this walk model: a qgat-* directory, or a dataset "
+        "name (its default-settings walk, else the package's pretrained walk)",
     )
+    ap.add_argument("--no-open", dest="open", action="store_false",
+                    help="skip saving the graph and opening it in a second process")  # fmt: skip
+    ap.add_argument("--open", dest="open_dir", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    n_ent = args.entities or max(1000, args.triples // 10)
-
-    t0 = time.perf_counter()
-    syn = make_synthetic_kg(
-        num_entities=n_ent, num_triples=args.triples, num_relations=50, num_synonyms=5,
-        alpha=0.9, seed=0, name=f"synthetic-{args.triples}",
-    )  # fmt: skip
-    gen_s = time.perf_counter() - t0
-    ids = np.ascontiguousarray(syn.kg.triples_np)
-    ents, rels = syn.kg.entities, syn.kg.relations
-    del syn
-    rss_gen = peak_rss_gib()
-
-    # the paper's TAIMR (experiment=paper's retriever, configs/retriever/taimr.yaml) as
-    # evaluate.py builds it; uniform attention: no GAT is trained on a synthetic graph; a
-    # beam of 64 (module doc: the paper's unpruned search does not finish at this scale)
-    cfg = compose_config(
-        "evaluate",
-        ["retriever=taimr", "retriever.attention=uniform", "retriever.beam_width=64"],
-        os.getcwd(),
-    )
-    factory = hydra.utils.instantiate(cfg.retriever)
-    embedder = RandomEncoder(model_id="bench/random")
-    t0 = time.perf_counter()
-    kg = KnowledgeGraph(ents, rels, ids, name=f"synthetic-{args.triples}")
-    t_graph = time.perf_counter() - t0
-    _ = (kg.relation_tail_entropy, kg.in_degree, kg.in_relation_diversity)
-    t_stats = time.perf_counter() - t0 - t_graph
-    factory(kg=kg, embedder=embedder)
-    build_s = time.perf_counter() - t0
-    t_retriever = build_s - t_graph - t_stats
-
-    rng = np.random.default_rng(0)
-    qs = synthetic_questions(kg, args.queries, rng)
-    others = synthetic_questions(kg, 16, rng)
-    stats, found = _latency(lambda: factory(kg=kg, embedder=embedder), qs, others)
-    learned = learned_latency(kg, args.walk_model, qs, others) if args.walk_model else None
-    out = {
-        "triples": int(kg.num_triples),
-        "entities": int(kg.num_entities),
-        "relations": int(kg.num_relations),
-        "generate_s": gen_s,
-        "build_s": build_s,
-        "build_graph_s": t_graph,
-        "build_stats_s": t_stats,
-        "build_retriever_s": t_retriever,
-        "peak_rss_gib": peak_rss_gib(),
-        "peak_rss_after_generate_gib": rss_gen,
-        "queries": len(qs),
-        "answers_found": found,
-        **{f"{k}_ms": v for k, v in stats.items()},
-        **({f"learned_{k}": v for k, v in learned.items()} if learned else {}),
-        "load_avg_1min": os.getloadavg()[0],
-    }
-    print(
-        f"{kg.name}: {kg.num_triples:,} triples, {kg.num_entities:,} entities, "
-        f"{kg.num_relations} relations (generated in {gen_s:.1f} s)\n"
-        f"  build {build_s:.1f} s = KnowledgeGraph {t_graph:.1f} s + H(r)/degrees "
-        f"{t_stats:.1f} s + TAIMR retriever {t_retriever:.2f} s\n"
-        f"  query ({_retriever_settings(cfg)}, random encoder, n={len(qs)}, answers found "
-        f"{found}): "
-        + "  ".join(f"{k}={v:.1f}ms" for k, v in stats.items())
-        + (
-            f"\n  query (retriever=learned, {learned['model']}, MiniLM, n={len(qs)}, answers "
-            f"found {learned['answers_found']}; the graph's steps_by_relation built once "
-            f"in {learned['step_index_s']:.2f} s): "
-            + "  ".join(f"{k[:-3]}={learned[k]:.1f}ms" for k in learned if k.endswith("_ms"))
-            if learned
-            else ""
-        )
-        + f"\n  peak RSS {out['peak_rss_gib']:.2f} GiB (after generating: {rss_gen:.2f} GiB); "
-        f"1-min load average {out['load_avg_1min']:.1f} on {os.cpu_count()} CPUs",
-        flush=True,
-    )
+    if args.open_dir:
+        return open_only(args.open_dir)
+    try:
+        out = measure(args)
+    except NoWalkModel as err:
+        print(f"error: {err}", file=sys.stderr, flush=True)
+        sys.exit(2)
+    print(report(out, out["taimr_settings"]), flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(out, f, indent=1)
+            json.dump(flat(out), f, indent=1)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,9 @@ def test_report_from_a_real_mckp_run_and_hand_made_scale_rows(run_all, tmp_path)
     r200 = rows[200]
     assert r200["speedup"] == pytest.approx(r200["python_dp_ms"] / r200["numba_dp_ms"])
     scale = {"build_s": 70.5, "peak_rss_gib": 1.77, "cold_p50_ms": 30.0, "warm_p50_ms": 8.0}
+    learned = {"learned_cold_p50_ms": 40.0, "learned_cold_p95_ms": 61.0,
+               "learned_warm_p50_ms": 9.0, "learned_warm_p95_ms": 12.5,
+               "open_graph_s": 1.25, "open_steps_s": 0.5}  # fmt: skip
     s1 = run_all.Section("scale1m", "Scale: 1M", ["bench_scale.py"], 1, status="ok",
                          data={**scale, "build_s": 7.05, "peak_rss_gib": 0.59})  # fmt: skip
     s10 = run_all.Section("scale10m", "Scale: 10M | big", ["bench_scale.py"], 1, status="ok",
@@ -60,7 +63,18 @@ def test_report_from_a_real_mckp_run_and_hand_made_scale_rows(run_all, tmp_path)
     # 3 MCKP figures per size, the demo's time, 3 per scale size, and the 1M -> 10M growth
     assert len(figs) == 2 * 3 + 1 + 2 * 3 + 1
     assert "| make demo from a fresh root, s (data 9, walk 80) | 412 | ≤ 600 s" in text
-    assert "| scale growth 1M → 10M: build / RSS / cold p50 (×) | 10.0 / 3.0 / 1.0 |" in text
+    assert "| scale growth 1M → 10M: build / RSS / TAIMR cold p50 (×) | 10.0 / 3.0 / 1.0 |" in text
+    assert "| scale 10M: peak RSS, GiB | 1.77 | ≤ 4 GiB |" in text
+    # with the learned walk (the default retriever) and the second-process open: 2 more a
+    # size, and the growth compares the learned walk's cold p50
+    s1.data, s10.data = {**s1.data, **learned, "learned_cold_p50_ms": 20.0}, {**scale, **learned}
+    text2 = run_all.render(meta, secs, run_all.figures({s.key: s for s in secs}), 60.0)
+    assert (
+        "| scale 10M: retriever=learned query p50 / p95 cold, p50 / p95 warm, ms | "
+        "40.0 / 61.0, 9.0 / 12.5 | cold p50 ≤ 50 ms |" in text2
+    )
+    assert "| scale 1M: open the saved graph + step index in a second process, s | 1.75 |" in text2
+    assert "build / RSS / learned walk cold p50 (×) | 10.0 / 3.0 / 2.0 |" in text2
     assert "Scale: 10M \\| big" in text  # a | inside a table cell is escaped
     last = text.rstrip().splitlines()[-1]
     assert last == (

@@ -183,6 +183,12 @@ def _check_inverse_of(
     return inv
 
 
+def _steps_dir(prefix: str, both_directions: bool) -> str:
+    """The directory beside a saved graph holding its step index (``prefix`` ``"own-"``: its
+    own part's, :meth:`KnowledgeGraph.own_part`)."""
+    return f"{prefix}steps-{'both' if both_directions else 'out'}"
+
+
 def _row_keys(rows: np.ndarray) -> np.ndarray:
     """``[N]`` one opaque, sortable key per int64 row of ``rows [N, 3]`` (its bytes)."""
     rows = np.ascontiguousarray(rows, dtype=np.int64)
@@ -476,7 +482,7 @@ class KnowledgeGraph:
         if home is None:
             return StepIndex.build(self, both_directions)
         directory, fingerprint, prefix = home
-        path = Path(directory) / f"{prefix}steps-{'both' if both_directions else 'out'}"
+        path = Path(directory) / _steps_dir(prefix, both_directions)
         try:
             index = StepIndex.load(path, both_directions, fingerprint)
         except ValueError as err:  # lokg.errors.CorruptArtifact among them
@@ -593,7 +599,9 @@ class KnowledgeGraph:
     _ARRAYS = ("triples", "out_ptr", "out_idx", "in_ptr", "in_idx")
 
     def save(self, directory: str | os.PathLike) -> Path:
-        """Write ``vocab.json`` and one ``.npy`` per array, atomically (temp dir + rename)."""
+        """Write ``vocab.json`` and one ``.npy`` per array, atomically (temp dir + rename);
+        then the step indexes already built (:meth:`steps_by_relation`) beside them, each in
+        its own directory outside the graph's manifest (:meth:`load` reads them back)."""
         directory = Path(directory)
         with atomic_directory(directory) as tmp:
             arrays = {
@@ -615,6 +623,8 @@ class KnowledgeGraph:
                 "fingerprint": self.fingerprint(),
             }
             (tmp / "vocab.json").write_text(json.dumps(meta), encoding="utf-8")
+        for both, index in self.__dict__.get("_steps_by_relation", {}).items():
+            index.save(directory / _steps_dir("", both), both, meta["fingerprint"])
         return directory
 
     @classmethod

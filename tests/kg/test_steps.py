@@ -94,6 +94,9 @@ def test_only_a_graph_read_from_its_directory_writes_its_index_there(tmp_path):
     kg.save(tmp_path / "kg")  # save's directory may be a temporary one, renamed after
     kg.steps_by_relation(True)
     assert not (tmp_path / "kg" / "steps-both").exists()
+    kg.save(tmp_path / "again")  # an index built before save is written beside the graph
+    back = KnowledgeGraph.load(tmp_path / "again", mmap=True).steps_by_relation(True)
+    assert isinstance(back.triple, np.memmap) and back.equals(build_steps_reference(kg, True))
     KnowledgeGraph.load(tmp_path / "kg").steps_by_relation(True)
     meta = json.loads((tmp_path / "kg" / "steps-both" / "steps.json").read_text())
     assert meta["fingerprint"] == kg.fingerprint() and meta["both_directions"] is True
