@@ -181,3 +181,35 @@ def test_relation_text_and_the_lines_built_on_it_are_unchanged():
     semantic = SemanticRetriever(kg, embedder=None)
     assert semantic.verbalise(t) == "m.0abc people  person  place of birth Paris (city)"
     assert kg.entity_name(kg.entities.index["_alice_"]) == "alice"
+
+
+def _tail_entropy_by_rows(kg: KnowledgeGraph) -> np.ndarray:
+    """Eq. (4) as the graph computed it before issue 41: distinct rows, then (r, o) pairs."""
+    uniq = kg.unique_triples()
+    ro, n_ro = np.unique(uniq[:, 1] * kg.num_entities + uniq[:, 2], return_counts=True)
+    rel = ro // kg.num_entities
+    n_r = np.bincount(rel, weights=n_ro, minlength=kg.num_relations)
+    p = n_ro / n_r[rel]
+    return np.bincount(rel, weights=-p * np.log(p), minlength=kg.num_relations)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tail_entropy_by_one_key_equals_the_rows_computation_exactly(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    tri = np.stack([rng.integers(0, 30, 400), rng.integers(0, 7, 400), rng.integers(0, 30, 400)], 1)
+    tri = np.concatenate([tri, tri[:50]])  # duplicates count once
+    kg = KnowledgeGraph.from_ids(tri, 32, 8)  # relation 7 has no triple: H = 0
+    want = _tail_entropy_by_rows(kg)
+    assert np.array_equal(kg.relation_tail_entropy, want) and want[7] == 0.0
+    pairs = np.unique(tri[:, 2] * 8 + tri[:, 1])  # the in-relation count's earlier form
+    assert np.array_equal(kg.in_relation_count, np.bincount(pairs // 8, minlength=32))
+    # the rows' fallback, taken where the key would not fit in int64, agrees too
+    big = KnowledgeGraph.from_ids(tri, 32, 8)
+    monkeypatch.setattr(KnowledgeGraph, "num_entities", property(lambda self: 2**31))
+    ro, n = big._distinct_subjects()
+    monkeypatch.undo()
+    ro_key, n_key = kg._distinct_subjects()
+    assert np.array_equal(n, n_key) and np.array_equal(ro // 2**31, ro_key // 32)
+    assert np.array_equal(ro % 2**31, ro_key % 32)
+    empty = KnowledgeGraph.from_ids(np.zeros((0, 3), np.int64), 3, 2)
+    assert empty.relation_tail_entropy.tolist() == [0.0, 0.0]
