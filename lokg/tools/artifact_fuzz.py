@@ -134,13 +134,26 @@ def _path_caches(data_dir: Path, graphs: list) -> None:
             retriever.load_cache(path.parent)
 
 
+def _step_indexes(kg, directory: Path) -> None:
+    """Open the step indexes saved beside the graph loaded from ``directory`` (its own
+    ``steps-*`` and its own part's ``own-steps-*``), as the walk's search opens them."""
+    for prefix, graph in (("", kg), ("own-", None)):
+        for both in (True, False):
+            if (directory / f"{prefix}steps-{'both' if both else 'out'}").is_dir():
+                (graph or kg.own_part()).steps_by_relation(both)
+
+
 def _load_dataset(data_dir: Path, cfg: DictConfig, configs: dict[str, DictConfig], art_root: Path):
     """Everything of one dataset's directory, as the jobs load it."""
     from lokg.artifacts import KINDS, default_walk_model, kg_store, latest, load_graph_artifacts
+    from lokg.scos import SCOSResult
     from lokg.taimr.walk.artifact import RELATION_TABLE_FILE, load_walk_network
     from lokg.taimr.walk.rerank import load_answer_gat
 
     dm = _datamodule(cfg)
+    _step_indexes(dm.kg, data_dir / "kg")
+    for d in sorted(kg_store(art_root, dm.kg).glob("scos-*/scos/kg")):
+        _step_indexes(SCOSResult.load(d.parent).kg, d)
     for kind in KINDS:
         latest(data_dir, kind)
 
