@@ -7,12 +7,13 @@ in separate processes; 100M runs only by hand: ``--triples 100000000``, docs/res
 The graph is the package's synthetic power-law KG (:func:`lokg.data.synthetic.make_synthetic_kg`,
 |E| = triples / 10 unless given, 50 relations).
 
-- ``generate``: drawing the synthetic triples (not part of a real build: a reader would parse
-  files instead), reported apart.
-- ``build``: from the ``[T, 3]`` id array to a query-ready graph: ``KnowledgeGraph`` (CSR in
-  and out), Eq. (4)'s tail entropy H(r), in-degrees and in-relation diversity, the learned
-  walk's per-graph step index (:class:`lokg.kg.steps.StepIndex`: every node's steps grouped by
-  relation, both directions) and the paper's TAIMR retriever.
+- ``generate``: drawing the synthetic triples in a child process, which writes the ``[T, 3]``
+  ids to a temporary ``.npy`` that this process reads (as a reader would parse a KG's files):
+  not part of a real build, so neither its time nor its memory (printed apart) is the build's.
+- ``build``: from the ``[T, 3]`` id array to a query-ready graph: ``KnowledgeGraph`` (the
+  vocabularies, CSR in and out), Eq. (4)'s tail entropy H(r), in-degrees and in-relation
+  diversity, the learned walk's per-graph step index (:class:`lokg.kg.steps.StepIndex`:
+  every node's steps grouped by relation, both directions) and the paper's TAIMR retriever.
 - ``open``: the graph and its step index saved to a temporary directory, then opened by a
   second process (``KnowledgeGraph.load(mmap=True)`` + ``steps_by_relation``, memory-mapped):
   what every later run on a prepared graph pays instead of the build (``--no-open``: skipped).
@@ -30,7 +31,8 @@ The graph is the package's synthetic power-law KG (:func:`lokg.data.synthetic.ma
 - ``taimr``: the paper's TAIMR (``retriever=taimr``, uniform attention: no GAT is trained on a
   synthetic graph; a beam of 64: ``experiment=paper``'s unpruned search does not finish at 1M
   triples, issue 26) with a hash-random sentence encoder, so the search is timed.
-- ``peak RSS``: ``ru_maxrss`` of this process at the end, GiB (after the encoders are loaded).
+- ``peak RSS``: this process's peak at the end, GiB (the ids read, the build, the encoders and
+  the queries; not the drawing, which its child did).
 
 The last line is ``scale n=<N> build_s=.. rss_gib=.. cold_p50_ms=.. warm_p50_ms=..`` (the
 learned walk's latencies). Goals on a 24 GiB machine (issue 41): 10M build <= 120 s, RSS <= 4
@@ -57,8 +59,19 @@ from lokg.config import compose_config
 from lokg.data.synthetic import make_synthetic_kg
 from lokg.kg import KnowledgeGraph
 
+#: the synthetic graph's relations (50, 5 of them planted synonyms)
+NUM_RELATIONS = 50
+
 
 def peak_rss_gib() -> float:
+    """This process's peak RSS, GiB: ``VmHWM`` (reset by ``exec``, so a child started by
+    this bench counts only itself), else ``ru_maxrss`` (which keeps the parent's peak)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024**2
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
 
@@ -143,7 +156,37 @@ def open_only(directory: str) -> None:
                       "open_rss_gib": peak_rss_gib()}))  # fmt: skip
 
 
-def build(ents, rels, ids: np.ndarray, name: str) -> tuple[KnowledgeGraph, dict, object]:
+def generate_only(path: str, triples: int, entities: int) -> None:
+    """``--generate PATH`` (a child process): draw the synthetic graph and write its ``[T, 3]``
+    ids to ``PATH``, so the drawing's memory is not this bench's build's."""
+    t0 = time.perf_counter()
+    syn = make_synthetic_kg(
+        num_entities=entities, num_triples=triples, num_relations=NUM_RELATIONS,
+        num_synonyms=5, alpha=0.9, seed=0, name=f"synthetic-{triples}",
+    )  # fmt: skip
+    gen_s = time.perf_counter() - t0
+    np.save(path, np.ascontiguousarray(syn.kg.triples_np))
+    print(json.dumps({"generate_s": gen_s, "generate_rss_gib": peak_rss_gib()}))
+
+
+def generate(triples: int, entities: int) -> tuple[np.ndarray, dict]:
+    """The synthetic ``[T, 3]`` ids, drawn by a child process (:func:`generate_only`) and read
+    here as a reader would read a KG's files; the drawing's seconds and peak RSS."""
+    with tempfile.TemporaryDirectory(prefix="lokg-scale-") as tmp:
+        path = Path(tmp) / "triples.npy"
+        argv = [sys.executable, __file__, "--generate", str(path), "--triples", str(triples),
+                "--entities", str(entities)]  # fmt: skip
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"generating the graph failed:\n{proc.stderr[-2000:]}")
+        info = json.loads(proc.stdout.strip().splitlines()[-1])
+        t0 = time.perf_counter()
+        ids = np.load(path)
+        info["read_s"] = time.perf_counter() - t0
+    return ids, info
+
+
+def build(ids: np.ndarray, n_ent: int, name: str) -> tuple[KnowledgeGraph, dict, object]:
     """The query-ready graph, the TAIMR retriever factory and each stage's seconds."""
     # the paper's TAIMR (experiment=paper's retriever) as evaluate.py builds it; uniform
     # attention: no GAT is trained on a synthetic graph; a beam of 64 (module doc)
@@ -154,7 +197,8 @@ def build(ents, rels, ids: np.ndarray, name: str) -> tuple[KnowledgeGraph, dict,
     )
     factory = hydra.utils.instantiate(cfg.retriever)
     times, t0 = {}, time.perf_counter()
-    kg = KnowledgeGraph(ents, rels, ids, name=name)
+    # the generator's labels (e0..., r0...) and ids: the vocabularies are part of the build
+    kg = KnowledgeGraph.from_ids(ids, n_ent, NUM_RELATIONS, name=name)
     times["graph_s"] = time.perf_counter() - t0
     _ = (kg.relation_tail_entropy, kg.in_degree, kg.in_relation_diversity)
     times["stats_s"] = time.perf_counter() - t0 - sum(times.values())
@@ -173,8 +217,9 @@ def report(out: dict, settings: str) -> str:
     b = out["build"]
     lines = [
         f"synthetic-{out['triples']}: {out['triples']:,} triples, {out['entities']:,} entities, "
-        f"{out['relations']} relations (generated in {out['generate_s']:.1f} s, RSS then "
-        f"{out['peak_rss_after_generate_gib']:.2f} GiB)",
+        f"{out['relations']} relations (generated in {out['generate_s']:.1f} s by a child "
+        f"process, its peak RSS {out['generate_rss_gib']:.2f} GiB; ids read here in "
+        f"{out['read_s']:.1f} s, RSS then {out['peak_rss_after_read_gib']:.2f} GiB)",
         f"  build {out['build_s']:.1f} s = KnowledgeGraph {b['graph_s']:.1f} s + H(r)/degrees "
         f"{b['stats_s']:.1f} s + step index {b['step_index_s']:.2f} s + TAIMR retriever "
         f"{b['taimr_s']:.2f} s (RSS after build {out['peak_rss_after_build_gib']:.2f} GiB)",
@@ -207,26 +252,20 @@ def report(out: dict, settings: str) -> str:
 def measure(args: argparse.Namespace) -> dict:
     """Every figure of one size (module doc)."""
     n_ent = args.entities or max(1000, args.triples // 10)
-    t0 = time.perf_counter()
-    syn = make_synthetic_kg(
-        num_entities=n_ent, num_triples=args.triples, num_relations=50, num_synonyms=5,
-        alpha=0.9, seed=0, name=f"synthetic-{args.triples}",
-    )  # fmt: skip
-    gen_s = time.perf_counter() - t0
-    ids = np.ascontiguousarray(syn.kg.triples_np)
-    ents, rels = syn.kg.entities, syn.kg.relations
-    del syn
-    rss_gen = peak_rss_gib()
-    kg, times, (factory, cfg) = build(ents, rels, ids, f"synthetic-{args.triples}")
+    ids, gen = generate(args.triples, n_ent)
+    rss_read = peak_rss_gib()
+    kg, times, (factory, cfg) = build(ids, n_ent, f"synthetic-{args.triples}")
     del ids
     out = {
         "triples": int(kg.num_triples),
         "entities": int(kg.num_entities),
         "relations": int(kg.num_relations),
-        "generate_s": gen_s,
+        "generate_s": gen["generate_s"],
+        "generate_rss_gib": gen["generate_rss_gib"],
+        "read_s": gen["read_s"],
         "build_s": sum(times.values()),
         "build": times,
-        "peak_rss_after_generate_gib": rss_gen,
+        "peak_rss_after_read_gib": rss_read,
         "peak_rss_after_build_gib": peak_rss_gib(),
         "queries": args.queries,
     }
@@ -272,9 +311,13 @@ def main() -> None:
     ap.add_argument("--no-open", dest="open", action="store_false",
                     help="skip saving the graph and opening it in a second process")  # fmt: skip
     ap.add_argument("--open", dest="open_dir", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--generate", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.open_dir:
         return open_only(args.open_dir)
+    if args.generate:
+        n_ent = args.entities or max(1000, args.triples // 10)
+        return generate_only(args.generate, args.triples, n_ent)
     try:
         out = measure(args)
     except NoWalkModel as err:
