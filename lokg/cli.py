@@ -32,6 +32,13 @@ A job stopped by SIGTERM (:class:`lokg.errors.Interrupted`: a cluster preempting
 its one line on stderr, ``interrupted by SIGTERM: checkpoint <path>; run the same command to
 resume``, and exits 143 (lokg.preemption).
 
+A job that ran to its end but did not do all it was asked returns ``{"exit_status": n, ...}``
+and the process exits ``n`` once Hydra has finished the job: 1
+(:data:`lokg.evaluate.EXIT_QUESTIONS_FAILED`) from ``evaluate.py`` when a question ended failed
+or truncated, unless ``allow_failures=true``; its results and summary are written as for any
+run. So the exit status says: 0 done, 1 done with failed questions (one WARNING line counts
+them; a 1 after a traceback is a bug), 2 the input is wrong, 143 stopped by SIGTERM.
+
 Hydra's ``@hydra.main`` reports exceptions itself (a trimmed traceback, exit 1), and its job
 runner prints ``Error executing job with overrides`` before re-raising. So :func:`main` runs
 the decorated function with Hydra's errors passed through (``HYDRA_FULL_ERROR=1`` while it
@@ -54,7 +61,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
@@ -83,6 +90,9 @@ __all__ = [
 
 #: exit status of a run stopped by the user's input (argparse's convention for usage errors)
 EXIT_INPUT_ERROR = 2
+#: the exit statuses the jobs of this process asked for (``@hydra.main`` drops a job's
+#: return value; :func:`run_job` keeps its ``exit_status`` here for :func:`main`)
+_job_exit_statuses: list[int] = []
 #: exception types that mean "the user's input is wrong" (InputError is a ValueError)
 INPUT_ERRORS = (
     ValueError,
@@ -251,17 +261,21 @@ def run_job(job: Callable[[Any], Any], cfg: Any) -> Any:
     """Run ``job(cfg)`` as the task of ``@hydra.main``, for :func:`main` to report.
 
     Refuses top-level keys the schema does not declare (``+epochs=3``) first; an input error
-    leaves as a carrier that :func:`main` prints in one line; a bug propagates unchanged.
+    leaves as a carrier that :func:`main` prints in one line; a bug propagates unchanged. A
+    result ``{"exit_status": n}`` with ``n != 0`` is kept for :func:`main` to exit with.
     """
     try:
         check_schema_keys(cfg)
         warn_deprecated_options()
         set_full_check(bool(cfg.get("verify", False)))  # verify=true: hash every artifact file
-        return job(cfg)
+        result = job(cfg)
     except Exception as exc:
         if input_error(exc) is None:
             raise
         raise _JobInputError(exc, verbose=bool(cfg.get("verbose", False))) from exc
+    if isinstance(result, Mapping) and result.get("exit_status"):
+        _job_exit_statuses.append(int(result["exit_status"]))
+    return result
 
 
 @contextmanager
@@ -309,12 +323,14 @@ def main(hydra_main: Callable[[], Any], argv: Sequence[str] | None = None) -> No
     ``verbose=true``, which must take effect before the config exists.
 
     Raises:
-        SystemExit: with :data:`EXIT_INPUT_ERROR` after printing an input error;
+        SystemExit: with :data:`EXIT_INPUT_ERROR` after printing an input error; with the
+            ``exit_status`` a finished job returned (:func:`run_job`) when not 0;
             :class:`~lokg.errors.Interrupted` (exit 143) after printing its line.
     """
     sys.excepthook = _redacting_excepthook  # bugs: the traceback, secrets redacted
     args = sys.argv[1:] if argv is None else list(argv)
     full = os.environ.get("HYDRA_FULL_ERROR") == "1"
+    _job_exit_statuses.clear()
     try:
         with _hydra_passes_errors_through():
             hydra_main()
@@ -329,3 +345,6 @@ def main(hydra_main: Callable[[], Any], argv: Sequence[str] | None = None) -> No
         if err is None:
             raise
         _report(exc, err, full or any(_VERBOSE.match(a) for a in args))
+    if _job_exit_statuses:  # a finished job that did not do all it was asked (multirun: the worst)
+        sys.stdout.flush()
+        raise SystemExit(max(_job_exit_statuses))

@@ -148,6 +148,7 @@ class EvaluateConfig(_JobConfig):
     answer_without_evidence: bool = False
     retry_failed: bool = True
     wait: bool = False
+    allow_failures: bool = False
     method: str = "LOKG"
     configuration: str = "lokg"
     ablation: str = "full"

@@ -16,9 +16,11 @@ Eight steps, each the command a user would type (printed before it runs, timed):
 5. ``train.py experiment=train_walk``: the walk model of the default configuration;
 6. ``evaluate.py experiment=paper llm=extractive``: the paper as written, retriever only;
 7. ``evaluate.py llm=extractive``: ours, retriever only;
-8. ``evaluate.py <llm> limit=<N>``: ours with the local LLM on the first N test questions
-   (a sample: at ~5-10 s a question on 2 cores the whole split is half an hour; the run key
-   leaves ``limit`` out, so the full run printed at the end resumes from these N).
+8. ``evaluate.py <llm> limit=<N> allow_failures=true``: ours with the local LLM on the first
+   N test questions (a sample: at ~5-10 s a question on 2 cores the whole split is half an
+   hour; the run key leaves ``limit`` out, so the full run printed at the end resumes from
+   these N); a failed or truncated question scores as it is (the step prints their shares),
+   it does not stop the demo with evaluate.py's exit status 1.
 
 Trainings stop when validation stops improving (:mod:`lokg.callbacks`). Then one table
 (:func:`demo_table`) from the three evaluations' summaries, printed and written to
@@ -95,7 +97,9 @@ def demo_steps(llm: str = DEFAULT_LLM, limit: int = DEFAULT_LIMIT) -> list[DemoS
         DemoStep("ours", ("evaluate.py", "llm=extractive"), row="LOKG (ours), retriever only"),
         DemoStep(
             "ours+llm",
-            ("evaluate.py", *shlex.split(llm), f"limit={limit}"),
+            # a reply of the small model cut at max_tokens scores as it is (the step's own
+            # metrics print its failed/truncated shares): not a failed demo, as exit 1 would be
+            ("evaluate.py", *shlex.split(llm), f"limit={limit}", "allow_failures=true"),
             row="LOKG (ours) + local LLM",
         ),
     ]

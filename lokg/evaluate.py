@@ -6,6 +6,12 @@ hashes everything that changes answers (data, SCOS, retriever, encoder, reader, 
 budget, split, limit, seed, and the SCOS/GAT artifacts and attention actually loaded) and
 nothing machine-specific, so re-running the same command after a crash resumes: finished
 questions are skipped, none is asked twice; retrained artifacts start a new results file.
+
+Exit status (:func:`exit_status`, through :mod:`lokg.cli`): 0 when every question was
+answered, 1 when any ended failed (its LLM call failed after every retry, its prompt was
+rejected, ...) or truncated (a reply cut at the generation limit), so scripts and CI can tell
+(``allow_failures=true``: 0 all the same); the results, metrics and summary are written either
+way and one WARNING line counts them. 2 is a mistake in the input (nothing is asked).
 """
 
 from __future__ import annotations
@@ -183,6 +189,27 @@ def warn_unjudged_supports(records) -> int:
     return n
 
 
+#: exit status of a finished run with questions failed or truncated (``lokg.cli``'s)
+EXIT_QUESTIONS_FAILED = 1
+
+
+def exit_status(records, allow_failures: bool = False) -> int:
+    """The run's exit status: :data:`EXIT_QUESTIONS_FAILED` when any question ended failed or
+    with a truncated reply and not ``allow_failures``, else 0; one WARNING line when any did,
+    counting them."""
+    failed = sum(r.status == "failed" for r in records)
+    truncated = sum(r.status != "failed" and r.truncated > 0 for r in records)
+    if not failed and not truncated:
+        return 0
+    status = 0 if allow_failures else EXIT_QUESTIONS_FAILED
+    why = "allow_failures=true" if allow_failures else "allow_failures=true exits 0"
+    log.warning(
+        "%d of %d questions failed and %d were answered from a truncated reply: exit status "
+        "%d (%s)", failed, len(records), truncated, status, why,
+    )  # fmt: skip
+    return status
+
+
 def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
     """Answer ``cfg.split`` (or its first ``cfg.limit`` questions) and report metrics.
 
@@ -255,7 +282,7 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
     log_to_loggers(cfg, metrics, records, seed)
     return {
         "metrics": metrics, "run_dir": run_dir, "summary": summary_path, "records": records,
-        "seed": seed,
+        "seed": seed, "exit_status": exit_status(records, cfg.get("allow_failures", False)),
     }  # fmt: skip
 
 

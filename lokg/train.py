@@ -93,6 +93,7 @@ def run(cfg: DictConfig) -> dict:
 
 def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
     configure_console(cfg.verbose)
+    _check_config(cfg)  # a bad key: its one line is all the run prints
     seed = resolve_seed(cfg.seed)
     pl.seed_everything(seed, workers=True)
     log.info("seed %d%s", seed, "" if cfg.seed is not None else " (drawn)")
@@ -137,14 +138,17 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
     return result
 
 
-def _prepared_data(cfg: DictConfig):
-    """The DataModule of ``cfg.data``, prepared and set up for the fit (the config's groups,
-    ``trainer.max_epochs`` and the SCOS warning threshold checked first, so a bad key fails
-    before any work)."""
+def _check_config(cfg: DictConfig) -> None:
+    """The config boundary: the config's groups, ``trainer.max_epochs`` and the SCOS warning
+    threshold checked, so a bad key fails in one line before any work or output."""
     for group in ("data", "model", "embedder"):
         check_target_keys(cfg.get(group), group)
     train_stages.check_max_epochs(cfg.get("trainer"))
     train_stages.warn_threshold(cfg)  # a bad scos_warn_contradiction fails before any training
+
+
+def _prepared_data(cfg: DictConfig):
+    """The DataModule of ``cfg.data``, prepared and set up for the fit."""
     datamodule = hydra.utils.instantiate(cfg.data)
     datamodule.prepare_data()
     datamodule.setup("fit")

@@ -24,7 +24,9 @@ def test_the_demo_trains_then_evaluates_paper_ours_and_ours_with_the_llm_on_a_sa
     paper, ours, llm = steps[5:]
     assert "experiment=paper" in paper.argv and "llm=extractive" in paper.argv
     assert ours.argv == ("evaluate.py", "llm=extractive")
-    assert llm.argv == ("evaluate.py", "llm=local", "llm.client.n_threads=1", "limit=40")
+    assert llm.argv == (
+        "evaluate.py", "llm=local", "llm.client.n_threads=1", "limit=40", "allow_failures=true",
+    )  # fmt: skip
     assert [s.row for s in steps if s.row] == [
         "LOKG (paper), retriever only", "LOKG (ours), retriever only", "LOKG (ours) + local LLM",
     ]  # fmt: skip
