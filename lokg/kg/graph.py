@@ -153,7 +153,7 @@ def _csr(keys: np.ndarray, num_nodes: int) -> tuple[IdArray, IdArray]:
     Returns ``ptr [num_nodes + 1]`` and ``idx [T]`` such that the triples whose key is ``v``
     are ``idx[ptr[v]:ptr[v + 1]]``.
     """
-    order = np.argsort(keys, kind="stable").astype(np.int64)
+    order = np.argsort(keys, kind="stable").astype(np.int64, copy=False)
     counts = np.bincount(keys, minlength=num_nodes)
     ptr = np.zeros(num_nodes + 1, dtype=np.int64)
     np.cumsum(counts, out=ptr[1:])
@@ -609,7 +609,7 @@ class KnowledgeGraph:
         h.update(b"\0")
         h.update("\n".join(self.relations.labels).encode())
         h.update(b"\0")
-        h.update(np.ascontiguousarray(self.triples_np).tobytes())
+        h.update(np.ascontiguousarray(self.triples_np))  # its buffer: no [T, 3] bytes copy
         if self.inverse_of is not None:  # which relations are added ones
             h.update(b"\0inverse_of\0")
             h.update(np.ascontiguousarray(self.inverse_of).tobytes())
