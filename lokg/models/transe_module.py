@@ -135,6 +135,18 @@ class TransEModule(pl.LightningModule):
         self.log("train/loss", self.train_loss, on_step=False, on_epoch=True, prog_bar=True)
         return loss
 
+    def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
+        """With ``sparse``: coalesce the gradients (repeated rows summed) once, after backward
+        (and DDP's all-reduce): SparseAdam and Adagrad coalesce them anyway (now a no-op), and
+        the norm constraint then visits each moved row once. On CUDA a coalesce learns its
+        row count from the device: the sparse path's one synchronisation a step, which
+        SparseAdam makes in any case (the dense path has none)."""
+        if not self.sparse:
+            return
+        for p in self.model.parameters():
+            if p.grad is not None and p.grad.is_sparse:
+                p.grad = p.grad.coalesce()
+
     def optimizer_step(self, *args: Any, **kwargs: Any) -> None:
         """Optimizer step, then the TransE constraint ||e||_2 = 1 on every entity (with
         ``sparse``, on the rows of the sparse gradient the step applied: every batch since
