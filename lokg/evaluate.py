@@ -238,9 +238,7 @@ def run(cfg: DictConfig, questions: Sequence[Question] | None = None) -> dict:
         for line in artifact_departures(pipeline.artifact_dirs):
             departed.append(line)
             print(f"  - {line}", flush=True)
-        walk = walk_origin(pipeline.artifact_dirs.get("walk"))
-        if walk is not None:
-            print(f"walk: {walk}", flush=True)
+        walk = walk_origin(pipeline.artifact_dirs.get("walk"))  # said once by load_graph_artifacts
         provenance = dict(pipeline.provenance)
         if given:
             provenance["questions"] = config_key([q.to_json() for q in questions])

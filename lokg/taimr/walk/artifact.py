@@ -223,7 +223,7 @@ def walk_models(
         check_directory(d, ["config.yaml", META_FILE])
         model = OmegaConf.load(cfg_path).get("model")
         trained = {} if model is None else OmegaConf.to_container(model, resolve=True)
-        trained = hashed_targets({**SETTINGS_ADDED, **trained})
+        trained = hashed_targets(trained)
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         if fingerprint is not None and meta.get("kg_fingerprint") != fingerprint:
             continue
