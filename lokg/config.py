@@ -123,6 +123,19 @@ class _JobConfig:
 
 
 @dataclass
+class TransEImportConfig:
+    """``transe_import``: TransE's embeddings read from a large-scale engine's output instead
+    of fitted (``experiment=import_transe`` sets ``enabled``; setting ``format`` or ``path``
+    asks for it too; :mod:`lokg.kg.external_embeddings`). Otherwise ``train.py`` fits
+    TransE."""
+
+    enabled: bool = False
+    format: str | None = None  # dglke | pbg
+    path: str | None = None  # the engine's output directory
+    missing_entities: str = "zero"  # zero | error: a KG entity the files lack
+
+
+@dataclass
 class TrainConfig(_JobConfig):
     """``configs/train.yaml``: prepare data, fit the selected model, run post-fit steps."""
 
@@ -131,6 +144,7 @@ class TrainConfig(_JobConfig):
     test: bool = True
     ckpt_path: str | None = None
     scos_warn_contradiction: float = 0.05
+    transe_import: TransEImportConfig = field(default_factory=TransEImportConfig)
 
 
 @dataclass

@@ -166,7 +166,14 @@ def transe_departures(record: Any) -> list[str]:
     """How the TransE whose e_r a run uses was trained or exported differently from the paper
     (one line each: ``transe.epochs:`` the epochs trained, ``transe.export:`` the checkpoint
     whose e_r are used); ``record`` is the ``transe.json`` saved beside the SCOS artifact
-    (:class:`lokg.train_stages.ExportedCheckpoint`'s fields)."""
+    (:class:`lokg.train_stages.ExportedCheckpoint`'s fields, or ``imported``: embeddings read
+    from DGL-KE or PyTorch-BigGraph, ``lokg.train_stages.run_import_stage``)."""
+    imported = _select(record, "imported")
+    if imported is not _MISSING:
+        return [
+            f"transe.source: imported from {_select(imported, 'format')} "
+            f"({_select(imported, 'model')}) (paper: TransE trained 100 epochs)"
+        ]
     last = _select(record, "last_epoch")
     epoch = _select(record, "epoch")
     if last is _MISSING or epoch is _MISSING:

@@ -1,4 +1,7 @@
 """The training job behind ``train.py``: data -> model fit/test, all built from config.
+With ``transe_import.path`` (``experiment=import_transe``) TransE's embeddings are read from
+DGL-KE's or PyTorch-BigGraph's output instead of fitted, and SCOS runs on them
+(:func:`lokg.train_stages.run_import_stage`).
 
 Kept out of the root script so it can be called from tests and notebooks with a composed
 config (``hydra.compose``) and so ``train.py`` stays a thin entry point.
@@ -101,6 +104,10 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
     stats = datamodule.summary()
     print(format_stats(stats), flush=True)
     result: dict = {"seed": seed, "stats": stats}
+    if train_stages.import_request(cfg) is not None:  # TransE read, not fitted
+        scos_dir = train_stages.run_import_stage(cfg, datamodule)
+        result.update(metrics={}, scos_dir=scos_dir, datamodule=datamodule)
+        return result
     if cfg.get("model") is None:
         return result
     fit = _built_model(cfg, datamodule)
@@ -145,6 +152,22 @@ def _check_config(cfg: DictConfig) -> None:
         check_target_keys(cfg.get(group), group)
     train_stages.check_max_epochs(cfg.get("trainer"))
     train_stages.warn_threshold(cfg)  # a bad scos_warn_contradiction fails before any training
+    _check_import(cfg)
+
+
+def _check_import(cfg: DictConfig) -> None:
+    """``transe_import`` checked (:func:`lokg.train_stages.import_request`): it stands in for
+    TransE's fit, so the model, when one is selected, is TransE."""
+    from lokg.models.transe_module import TransEModule
+
+    if train_stages.import_request(cfg) is None or cfg.get("model") is None:
+        return
+    target = hydra.utils.get_class(str(cfg.model._target_))
+    if not issubclass(target, TransEModule):
+        raise InputError(
+            f"transe_import reads TransE's embeddings in place of its fit, but model is "
+            f"{target.__name__}; use experiment=import_transe (model=transe)"
+        )
 
 
 def _prepared_data(cfg: DictConfig):

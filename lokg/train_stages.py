@@ -1,6 +1,8 @@
 """The offline stages around the Lightning fits, and loading their artifacts.
 
-- after TransE: SCOS (:func:`run_scos_stage`) -> ``scos-<key>/``;
+- after TransE: SCOS (:func:`run_scos_stage`) -> ``scos-<key>/``; or, for a KG whose
+  embeddings one machine cannot train, SCOS on TransE embeddings trained by DGL-KE or
+  PyTorch-BigGraph (:func:`run_import_stage`, ``experiment=import_transe``) -> the same files;
 - before the GAT: its graph (SCOS's compressed G* when there is one), node features from the
   sentence encoder, relation embeddings (:func:`prepare_gat`);
 - after the GAT: edge attention log alpha for Eq. (16) over the whole graph
@@ -20,7 +22,7 @@ import json
 import logging
 import math
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -248,15 +250,20 @@ def reuse_scos_stage(cfg: DictConfig, datamodule, seed: int) -> Path | None:
     latest, or ``None`` when there is none yet (then train). Its contradicted merges are
     warned about again (:func:`warn_contradicted_merges`). One that fails its manifest check
     (:mod:`lokg.manifest`) is trained again, with one WARNING."""
+    return _reused_scos(cfg, datamodule, scos_stage_dir(cfg, datamodule, seed), "training")
+
+
+def _reused_scos(cfg: DictConfig, datamodule, out: Path, redo: str) -> Path | None:
+    """The finished SCOS artifact ``out`` (:func:`reuse_scos_stage`), or ``None``; ``redo``
+    says what replaces a damaged one (``training``, ``importing``)."""
     threshold = warn_threshold(cfg)
-    out = scos_stage_dir(cfg, datamodule, seed)
     if not (out / "scos" / "scos.json").is_file():
         return None
     try:
         for directory in (out, out / "scos", out / "scos" / "kg"):
             check_directory(directory)
     except CorruptArtifact as err:
-        log.warning("%s: %s; training TransE + SCOS again to replace it", err.path, err.problem)
+        log.warning("%s: %s; %s TransE + SCOS again to replace it", err.path, err.problem, redo)
         return None
     mark_latest(datamodule.artifact_dir, "scos", out)
     log.info("SCOS artifacts reused: %s", out)
@@ -280,13 +287,33 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
     contradiction rate exceeds ``scos_warn_contradiction`` is logged as a WARNING
     (:func:`warn_contradicted_merges`), whatever ``scos=``.
     """
+    exported = restore_best_checkpoint(model, trainer)
+    print(exported.describe("TransE"), flush=True)
+    embeddings = model.relation_embeddings()
+    meta = {"num_relations": len(embeddings), "dim": int(embeddings.shape[1])}
+    out = scos_stage_dir(cfg, datamodule, seed)
+    return _scos_stage(
+        cfg, datamodule, out, embeddings, model.entity_embeddings(),
+        lambda tmp: exported.save(tmp, "transe", meta),
+    )  # fmt: skip
+
+
+def _scos_stage(
+    cfg: DictConfig,
+    datamodule,
+    out: Path,
+    embeddings: np.ndarray,
+    entity_embeddings: np.ndarray,
+    save_transe: Callable[[Path], None],
+) -> Path:
+    """SCOS on TransE's ``embeddings`` ``[R0, d]`` (``entity_embeddings`` ``[E, d]`` for its
+    learned entity types), published as ``out`` (:func:`run_scos_stage`'s files);
+    ``save_transe(tmp)`` writes where the embeddings came from (``transe.json``, and
+    ``transe.ckpt`` for a fit)."""
     from lokg.scos import compress
     from lokg.scos.names import name_embeddings
 
     threshold = warn_threshold(cfg)
-    exported = restore_best_checkpoint(model, trainer)
-    print(exported.describe("TransE"), flush=True)
-    embeddings = model.relation_embeddings()
     embedder_id = name_embedder(cfg)
     names = None
     if embedder_id is not None:
@@ -298,14 +325,13 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
         datamodule.kg,
         embeddings,
         OmegaConf.to_container(cfg.scos, resolve=True),
-        entity_embeddings=model.entity_embeddings(),
+        entity_embeddings=entity_embeddings,
         relation_names=names,
     )
     if embedder_id is not None:
         result.config["name_encoder_used"] = embedder_id
     print(result.format_report().splitlines()[0], flush=True)
     warn_contradicted_merges(result.report, result.inverse_report, threshold)
-    out = scos_stage_dir(cfg, datamodule, seed)
     with _published(cfg, datamodule, "scos", out, "SCOS") as tmp:
         result.save(tmp / "scos")
         np.save(tmp / "relation_embeddings.npy", embeddings)
@@ -313,9 +339,86 @@ def run_scos_stage(cfg: DictConfig, datamodule, model, trainer: pl.Trainer, seed
             tmp / "relation_embeddings_merged.npy",
             merged_relation_embeddings(embeddings, result.mapping, result.directions),
         )
-        meta = {"num_relations": len(embeddings), "dim": int(embeddings.shape[1])}
-        exported.save(tmp, "transe", meta)
+        save_transe(tmp)
     return out
+
+
+def import_request(cfg: DictConfig) -> DictConfig | None:
+    """``cfg.transe_import`` when it asks for an import (``enabled``, or a ``format`` or
+    ``path`` set: TransE's embeddings are read from a large-scale engine's output, not
+    fitted, :func:`run_import_stage`), else ``None``; checked before any work: a directory,
+    a known ``format`` and ``missing_entities``, and an ``scos`` config to run.
+
+    Raises:
+        InputError: one line naming the key and the allowed values.
+    """
+    from lokg.kg.external_embeddings import FORMATS, MISSING_ENTITIES
+
+    node = cfg.get("transe_import")
+    if node is None or not (node.enabled or node.format is not None or node.path is not None):
+        return None
+    if node.path is None:
+        raise InputError(
+            "transe_import.path is not set; expected the engine's output directory "
+            "(transe_import.path=<dir>)"
+        )
+    if node.format not in FORMATS:
+        given = " is not set" if node.format is None else f"={node.format!r}"
+        raise InputError(f"transe_import.format{given}; expected one of {list(FORMATS)}")
+    if node.missing_entities not in MISSING_ENTITIES:
+        raise InputError(
+            f"transe_import.missing_entities={node.missing_entities!r}; expected one of "
+            f"{list(MISSING_ENTITIES)}"
+        )
+    if cfg.get("scos") is None:
+        raise InputError("transe_import: the imported TransE feeds SCOS; select an scos config")
+    if not Path(node.path).expanduser().is_dir():
+        raise FileNotFoundError(f"{node.path}: no such directory (transe_import.path)")
+    return node
+
+
+def import_stage_dir(cfg: DictConfig, datamodule, source: dict) -> Path:
+    """Where imported TransE + SCOS live: ``<artifacts>/kg/<kg fp>/scos-<key>``, the key hashing
+    the source (:meth:`lokg.kg.external_embeddings.EngineOutput.fingerprint` and the
+    missing-entity policy), the SCOS settings and, with ``scos.min_name_cosine``, the name
+    embedder (:func:`scos_stage_dir`'s, less the fit: no model, epochs, seed or split)."""
+    names = name_embedder(cfg)
+    nodes = [{"transe_import": source}, cfg.scos, *([{"name_encoder": names}] if names else [])]
+    return stage_dir(kg_store(datamodule.artifacts_root, datamodule.kg), "scos", config_key(*nodes))
+
+
+def run_import_stage(cfg: DictConfig, datamodule) -> Path:
+    """SCOS on TransE embeddings trained by DGL-KE or PyTorch-BigGraph (``cfg.transe_import``,
+    :func:`lokg.kg.external_embeddings.read_external_embeddings`): the same ``scos-<key>/`` as
+    :func:`run_scos_stage` (SCOS result, ``relation_embeddings.npy`` [R0, d],
+    ``relation_embeddings_merged.npy`` [R*, d], config, manifest; the dataset's latest), with
+    no ``transe.ckpt``: ``transe.json`` records ``imported``, where the embeddings came from
+    and how many names matched. A finished artifact of the same source and settings is
+    reused. Everything is read and checked before anything is written."""
+    from lokg.kg.external_embeddings import read_external_embeddings
+
+    node = import_request(cfg)
+    imported = read_external_embeddings(
+        datamodule.kg, node.path, node.format, node.missing_entities
+    )
+    print(
+        f"TransE: imported from {node.format} ({imported.source.model}): "
+        f"{imported.report.describe()}",
+        flush=True,
+    )
+    source = imported.source.fingerprint() | {"missing_entities": node.missing_entities}
+    out = import_stage_dir(cfg, datamodule, source)
+    if _reused_scos(cfg, datamodule, out, "importing") is not None:
+        print(f"SCOS of these embeddings and settings already made: {out}", flush=True)
+        return out
+    relation = imported.relation
+    meta = {"num_relations": len(relation), "dim": int(relation.shape[1])}
+    meta["imported"] = imported.record()
+
+    def save_transe(tmp: Path) -> None:
+        (tmp / "transe.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+    return _scos_stage(cfg, datamodule, out, relation, imported.entity, save_transe)
 
 
 def entity_features(embedder, kg: KnowledgeGraph) -> torch.Tensor:
