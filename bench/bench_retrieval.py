@@ -198,13 +198,34 @@ def row_config(
 
     ``tag`` is appended to the recorded configuration label (``bench:<row><tag>``), so runs
     on other questions (``bench/bench_question_style.py``) are recorded apart.  ``walk_dir``
-    pins a walk-model row's ``qgat-*`` artifact (default: :func:`walk_model_dir`);
-    ``group_by`` is the split's ``data.split_group_by``.
+    pins a walk-model row's ``qgat-*`` artifact (default: :func:`walk_model_dir`) or, on the
+    ``pretrained walk`` row, takes the shipped walk's place (``bench/bench_zeroshot.py``'s
+    leave-one-out walks); ``group_by`` is the split's ``data.split_group_by``.
     """
+    return compose(data, row_overrides(data, row, split, budget, limit, tag, walk_dir, group_by))
+
+
+def row_overrides(
+    data: str,
+    row: str,
+    split: str,
+    budget: int,
+    limit: int | None = None,
+    tag: str = "",
+    walk_dir: Path | str | None = None,
+    group_by: str = "question",
+) -> list[str]:
+    """:func:`row_config`'s overrides after ``data=<data>``: ``python evaluate.py
+    data=<data> <these>`` answers the same configuration."""
     overrides, want = ROWS[row]
     split_data = [f"data.split_group_by={group_by}"]
     base = [f"data={data}", *split_data, "llm=extractive", f"budget={budget}", "~logger"]
     extra = []
+    if want is None and walk_dir is not None:
+        if not any(o.startswith("retriever.model_dir=") for o in overrides):
+            raise ValueError(f"row {row!r} uses no walk model; walk_dir={walk_dir} is not for it")
+        overrides = [o for o in overrides if not o.startswith("retriever.model_dir=")]
+        extra = [f"retriever.model_dir={walk_dir}"]
     if want is not None:
         if walk_dir is None:
             dm = load_datamodule(compose(data, split_data))
@@ -218,7 +239,7 @@ def row_config(
     ov = [*base, *overrides, *extra, f"split={split}", *row_label(row, tag)]
     if limit:
         ov.append(f"limit={limit}")
-    return compose(data, ov[1:])
+    return ov[1:]
 
 
 def row_label(row: str, tag: str = "") -> list[str]:

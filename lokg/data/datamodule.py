@@ -20,6 +20,12 @@ trained on it live under this directory.  The directory holds:
 
 Items: ``items="questions"`` yields lists of :class:`~lokg.typing.Question` (GAT training,
 evaluation); ``items="triples"`` yields ``[B, 3]`` triple batches (TransE).
+
+``train_limit=N`` (``+data.train_limit=N``; not in the data configs, so the prepared-data,
+artifact, results and ledger keys of every run without it stay what they were) keeps only the
+first ``N`` questions of the train split, in the split's order, and leaves val and test as
+they are: the learning curves of ``bench/bench_zeroshot.py --curve``. It enters the
+fingerprint, so a limited set is prepared, and its models trained, in a directory of its own.
 """
 
 from __future__ import annotations
@@ -71,6 +77,8 @@ class KGQADataModule(pl.LightningDataModule):
         triple_val_fraction: share of KG triples held out for link-prediction validation.
         batch_size: batch size for both item kinds.
         num_workers: dataloader workers.
+        train_limit: keep the first ``train_limit`` train questions of the split (in its
+            order; ``None``: all); val and test are unchanged (module doc).
     """
 
     def __init__(
@@ -85,6 +93,7 @@ class KGQADataModule(pl.LightningDataModule):
         triple_val_fraction: float = 0.05,
         batch_size: int = 32,
         num_workers: int = 0,
+        train_limit: int | None = None,
     ):
         super().__init__()
         if items not in ITEMS:
@@ -102,6 +111,13 @@ class KGQADataModule(pl.LightningDataModule):
             raise InputError(f"data.batch_size={batch_size!r}; expected a positive integer")
         if isinstance(split_seed, bool) or not isinstance(split_seed, int):
             raise InputError(f"data.split_seed={split_seed!r}; expected an integer")
+        if train_limit is not None and (
+            isinstance(train_limit, bool) or not isinstance(train_limit, int) or train_limit < 1
+        ):
+            raise InputError(
+                f"data.train_limit={train_limit!r}; expected a positive number of train "
+                "questions, or null for all"
+            )
         self.source = source
         self.artifacts_root = Path(artifacts_dir)
         self.items = items
@@ -111,6 +127,7 @@ class KGQADataModule(pl.LightningDataModule):
         self.triple_val_fraction = float(triple_val_fraction)
         self.batch_size = batch_size
         self.num_workers = num_workers
+        self.train_limit = train_limit
         self.kg: KnowledgeGraph | None = None
         self.questions: dict[str, list[Question]] = {}
         self.train_triples: torch.Tensor | None = None
@@ -134,6 +151,8 @@ class KGQADataModule(pl.LightningDataModule):
                 "group_by": self.split_group_by,
                 "triple_val_fraction": self.triple_val_fraction,
             }
+            if self.train_limit is not None:  # absent otherwise: unlimited keys unchanged
+                settings["train_limit"] = self.train_limit
             blob = json.dumps(settings, sort_keys=True).encode()
             self._fingerprint = hashlib.sha256(blob).hexdigest()[:12]
         return self._fingerprint
@@ -204,16 +223,21 @@ class KGQADataModule(pl.LightningDataModule):
             shutil.rmtree(fresh, ignore_errors=True)
 
     def _split(self, raw: RawDataset) -> dict[str, list[Question]]:
-        """The source's own split, or the hashed split (an error if a split comes out empty)."""
+        """The source's own split, or the hashed split (an error if a split comes out empty),
+        its train split cut to the first ``train_limit`` questions."""
         if raw.presplit:
-            return {s: list(raw.questions.get(s, [])) for s in SPLITS}
-        return split_questions(
-            raw.questions,
-            self.split_ratios,
-            self.split_seed,
-            self.split_group_by,
-            source=raw.questions_file or self.name,
-        )
+            splits = {s: list(raw.questions.get(s, [])) for s in SPLITS}
+        else:
+            splits = split_questions(
+                raw.questions,
+                self.split_ratios,
+                self.split_seed,
+                self.split_group_by,
+                source=raw.questions_file or self.name,
+            )
+        if self.train_limit is not None:
+            splits["train"] = splits["train"][: self.train_limit]
+        return splits
 
     def _write(self, raw: RawDataset, splits: dict[str, list[Question]], out: Path) -> None:
         kg = raw.kg

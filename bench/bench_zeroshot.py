@@ -1,0 +1,851 @@
+"""Zero-shot on a family of KGs the walk never saw, and learning curves (issue 40 §3, §1).
+
+    python bench/bench_zeroshot.py [--families pathquestion pql webqsp cwq generated]
+        [--data <set> ...] [--split val|test] [--budget 128] [--limit N] [--pool <member> ...]
+        [--train-override K=V ...] [--walk-override K=V ...] [--json PATH] [--dry-run]
+        [--rerun-test "<reason>"]
+    python bench/bench_zeroshot.py --curve [--curve-sizes 0 10 50 200 all]
+        [--curve-from shipped|loo] [--data <set> ...] [the options above]
+
+**Families.** The pretrained walk trains on the members of ``configs/data/pretrain.yaml``
+(the bundled sets' train splits); they are grouped by what they share:
+
+- ``pathquestion``: ``pq2h``, ``pq3h``, ``beyond_pq3h`` (the PQ-2H and PQ-3H KBs and every
+  question over them: ``beyond_pq3h`` is generated over the PQ-3H KB);
+- ``pql``: ``pql2h``, ``pql3h``, ``beyond_pql2h``, ``beyond_pql3h`` (the PQL KBs, likewise);
+- ``webqsp``: ``webqsp_evidence_resplit`` (the WebQSP stand-in: its own evidence pools);
+- ``cwq``: ``cwq_evidence_resplit`` (the CWQ stand-in);
+- ``generated``: ``beyond_pq3h``, ``beyond_pql2h``, ``beyond_pql3h``. Their KBs are the chain
+  sets' KBs, which stay in the pretraining data through ``pq3h``, ``pql2h`` and ``pql3h``:
+  leaving this family out leaves out the question *types* (conjunctions, constraints, many
+  answers), not the KB.
+
+**Per family** (``--families``; ``--data`` keeps some of its sets), every walk trained
+through the real entry point (``python train.py``, a subprocess under ``$LOKG_ROOT``):
+
+(a) the leave-one-out walk: ``python train.py experiment=pretrain_walk
+    '~data.source.members.<m>' ...`` for every member of the family (and every member not in
+    ``--pool``, the pretraining pool: all members by default);
+(b) ``zero-shot``: each of the family's sets answered by (a) (``bench_retrieval``'s
+    ``pretrained walk`` row with ``retriever.model_dir=<(a)>``: ``scos=off``, as the
+    pretrained walk reads relations by name only; no walk trained on the set);
+(c) ``fine-tuned from it``: ``python train.py experiment=train_walk data=<set>
+    model.init=<(a)>`` (after ``experiment=train_transe data=<set>``: it walks SCOS's graph
+    with TransE's e_r, as today's walk does), answered as the ``learned`` row;
+(d) ``per-KG walk``: today's walk, ``python train.py experiment=train_walk data=<set>``
+    (``model.init=scratch``, after TransE), the ``learned`` row.
+
+Retriever-only (the extractive reader: no LLM), at ``--budget`` (B = 128), through
+``bench_retrieval.row_config`` and ``lokg.evaluate.run`` as ``bench/bench_questions.py``'s
+rows are; per set and row, for all questions and per group (``bench_questions.question_groups``:
+the generated sets' kinds, CWQ's composition types, the stand-ins' reachable /
+answer_in_pool / answerable): Hits@1, coverage at B, answer recall at B, and n. Per set,
+``ratio <set> hits1=X coverage=Y``: zero-shot over per-KG (1 when both are 0, inf when only the
+per-KG walk's is 0). Last line: ``zeroshot min_ratio_hits1=X min_ratio_coverage=Y``, the
+minimum of those ratios over every family's sets (a set in two families counts twice, once
+per left-out walk); ``nan`` when none was measured.
+
+**Learning curves** (``--curve``): per set (default: one per family, :data:`CURVE_SETS`),
+Hits@1 (and coverage) after fine-tuning on the first 0 / 10 / 50 / 200 / all training
+questions of the package's split (``+data.train_limit=N``: a prepared set and artifacts of
+its own), from the pretrained walk (``model.init=pretrained``, the shipped walk, which saw
+every bundled set's train split; ``--curve-from loo``: the leave-one-out walk of the set's
+first family, so nothing of the family was seen) and from scratch (``model.init=scratch``).
+0 questions: the pretrained walk as it is (no training); from scratch there is no walk
+(``-``). ``all``: the whole train split (from scratch: the per-KG walk of (d)). A size at or
+above the train split trains on all of it, under its own key. Last line
+``curve min_pretrained50_minus_scratch_all_hits1=X``: the minimum over sets of Hits@1 from
+pretrained with 50 questions less Hits@1 from scratch with all (the issue's goal: >= 0).
+
+**Reuse and resume.** A walk is looked for before it is trained: among the ``qgat-*``
+artifacts of its dataset (the prepared set's directory: a left-out union, a train limit each
+have their own), the one whose recorded ``config.yaml`` holds the configuration the command
+would run (model, data, SCOS, embedder, callbacks, seed and trainer settings; not paths,
+loggers or the accelerator: a walk trained with ``--train-override trainer=gpu`` stands for
+the CPU run and back, one under DDP on two devices does not; ``model.init`` as the
+walk directory's name; a ``max_epochs`` that train.py raised to reach ``model.min_steps``
+matches the epochs asked), best recorded ``val/hits@1`` first. TransE + SCOS likewise (the
+dataset's latest SCOS artifact when made by such a run). So a rerun trains only what is
+missing, across sessions and machines; results files resume as ``evaluate.py``'s do.
+``--train-override`` goes to every ``train.py`` run (``trainer=gpu``), ``--walk-override``
+to the walk runs only. ``--dry-run`` prints every ``train.py`` and ``evaluate.py`` command
+the run would start (``<...>`` for a walk not trained yet) and trains nothing.
+
+**Test.** Choose on ``--split val``. ``--split test`` reports once: every training first,
+then every configuration is checked against the test ledger (``bench/test_ledger.jsonl``)
+before any is measured; a zero-shot, fine-tuned or curve configuration already there is
+refused unless ``--rerun-test "<reason>"``; the per-KG walk (``bench:learned``) and the
+shipped walk (``bench:pretrained_walk``), which other benches report, are read from their
+ledger line when there (cited), else measured and recorded.
+
+**Cost.** Each leave-one-out pretraining is about 20 min on a 2-core CPU (the full union
+trained in 23 min), and every set needs a per-KG walk and a fine-tuning, so the whole table
+is hours there (the curves more: up to 8 walks per set); ``--train-override trainer=gpu`` on
+a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import (
+    EVAL_SPLITS,
+    TEST_LEDGER,
+    add_rerun_test_argument,
+    bench_root,
+    compose,
+    load_datamodule,
+    split_questions,
+)
+from bench_questions import group_metrics, question_groups
+from bench_retrieval import row_overrides
+
+from lokg.artifacts import latest, recorded_scos_settings, scos_mode, scos_settings
+from lokg.cli import report
+from lokg.config import compose_config
+from lokg.errors import InputError
+from lokg.eval.ledger import LedgerEntry, TestLedger
+from lokg.evaluate import ledger_key, run
+from lokg.manifest import check_directory
+from lokg.taimr.walk.artifact import KIND, META_FILE, PRETRAINED_DIR, hashed_targets
+
+REPO = Path(__file__).resolve().parent.parent
+LEDGER = TEST_LEDGER  # module attribute, so a test can point it elsewhere
+
+
+@dataclass(frozen=True)
+class Family:
+    """Sets the pretrained walk is trained without, together, and what that takes out."""
+
+    name: str
+    sets: tuple[str, ...]
+    leaves_out: str
+
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "pathquestion",
+            ("pq2h", "pq3h", "beyond_pq3h"),
+            "the PQ-2H / PQ-3H KBs and every question over them",
+        ),
+        Family(
+            "pql",
+            ("pql2h", "pql3h", "beyond_pql2h", "beyond_pql3h"),
+            "the PQL-2H / PQL-3H KBs and every question over them",
+        ),
+        Family(
+            "webqsp",
+            ("webqsp_evidence_resplit",),
+            "the WebQSP stand-in's questions and evidence pools",
+        ),
+        Family("cwq", ("cwq_evidence_resplit",), "the CWQ stand-in's questions and evidence pools"),
+        Family(
+            "generated",
+            ("beyond_pq3h", "beyond_pql2h", "beyond_pql3h"),
+            "the generated question types only: their KBs stay in through pq3h, pql2h and pql3h",
+        ),
+    )
+}
+#: the learning curves' default sets: one per family
+CURVE_SETS = ("pq3h", "pql3h", "webqsp_evidence_resplit", "cwq_evidence_resplit", "beyond_pq3h")
+CURVE_SIZES = ("0", "10", "50", "200", "all")
+CURVE_FROM = ("shipped", "loo")
+#: the table's rows per set
+ZERO_SHOT, FINETUNED, PER_KG = "zero-shot", "fine-tuned from it", "per-KG walk"
+#: bench_retrieval.ROWS entries the rows are answered as
+PRETRAINED_ROW, LEARNED_ROW = "pretrained walk", "learned"
+#: the metrics printed and compared
+METRICS = ("hits@1", "coverage", "answer_recall")
+
+
+# ---------------------------------------------------------------------- trained artifacts
+#: config nodes a trained artifact must share with a run to stand for it
+COMPARED = ("model", "data", "scos", "embedder", "callbacks", "trainer", "seed")
+#: keys that name a place on this machine (anywhere in those nodes), not a setting
+MACHINE_KEYS = frozenset(
+    {"artifacts_dir", "cache_dir", "cache_path", "model_path", "dirpath", "num_workers"}
+)
+#: trainer keys that say where a fit runs or what it shows, not what it computes (the number
+#: of devices stays: under DDP it multiplies the batch)
+PLACE_KEYS = frozenset(
+    {
+        "_target_", "accelerator", "default_root_dir", "enable_progress_bar",
+        "enable_model_summary", "log_every_n_steps", "float32_matmul_precision",
+    }
+)  # fmt: skip
+#: model.init values that name no directory
+NAMED_INITS = ("scratch", "pretrained")
+
+
+def _strip(node):
+    if isinstance(node, Mapping):
+        return {k: _strip(v) for k, v in node.items() if k not in MACHINE_KEYS}
+    if isinstance(node, list):
+        return [_strip(v) for v in node]
+    return node
+
+
+def training_signature(cfg: DictConfig | Mapping, nodes: Sequence[str] = COMPARED) -> dict:
+    """What of a ``train.py`` config decides what it trains (:data:`COMPARED`, less
+    :data:`MACHINE_KEYS` and the trainer's :data:`PLACE_KEYS`; moved ``_target_`` paths as
+    :func:`hashed_targets` reads them; ``model.init`` as a directory's name; a missing
+    ``trainer.precision`` as Lightning's default, ``32-true``)."""
+    plain = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else cfg
+    sig = hashed_targets(_strip({k: plain.get(k) for k in nodes}))
+    model = sig.get("model")
+    if isinstance(model, dict) and model.get("init") not in (None, *NAMED_INITS):
+        model["init"] = Path(str(model["init"])).name
+    if "trainer" in sig:
+        trainer = {k: v for k, v in (sig["trainer"] or {}).items() if k not in PLACE_KEYS}
+        trainer.setdefault("precision", "32-true")
+        sig["trainer"] = trainer
+    return sig
+
+
+def same_training(saved, wanted, nodes: Sequence[str] = COMPARED) -> bool:
+    """Whether an artifact's recorded config ``saved`` is the run ``wanted`` would start:
+    equal :func:`training_signature`, and equal ``trainer.max_epochs`` or, when the run has a
+    ``model.min_steps`` floor, more saved epochs than asked (train.py raised them to reach
+    the floor: :func:`lokg.train_stages.stretch_epochs_to_min_steps`; the same run raises
+    its own alike)."""
+    a, b = training_signature(saved, nodes), training_signature(wanted, nodes)
+    had = a.get("trainer", {}).pop("max_epochs", None)
+    asked = b.get("trainer", {}).pop("max_epochs", None)
+    if a != b:
+        return False
+    if had == asked:
+        return True
+    floor = (b.get("model") or {}).get("min_steps") or 0
+    return isinstance(had, int) and isinstance(asked, int) and had > asked > 0 and floor > 0
+
+
+def trained_walk(cfg: DictConfig) -> Path | None:
+    """The ``qgat-*`` artifact of ``cfg``'s dataset that ``cfg`` would train
+    (:func:`same_training`), the best recorded ``val/hits@1`` first, then the newest; ``None``
+    when there is none."""
+    root = hydra.utils.instantiate(cfg.data).artifact_dir
+    found = []
+    for d in Path(root).glob(f"{KIND}-*"):
+        if not ((d / "config.yaml").is_file() and (d / META_FILE).is_file()):
+            continue
+        check_directory(d, ["config.yaml", META_FILE])
+        if same_training(OmegaConf.load(d / "config.yaml"), cfg):
+            meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
+            found.append((meta.get("best_value") or 0.0, (d / META_FILE).stat().st_mtime_ns, d))
+    return max(found)[-1] if found else None
+
+
+def trained_transe(cfg: DictConfig) -> Path | None:
+    """The dataset's latest SCOS artifact when the ``experiment=train_transe`` run ``cfg``
+    made it (its SCOS settings and its training: :func:`same_training` but the data, since
+    TransE + SCOS depend on the graph alone), else ``None``."""
+    found = latest(hydra.utils.instantiate(cfg.data).artifact_dir, "scos")
+    if found is None or recorded_scos_settings(found) != scos_settings(cfg.scos):
+        return None
+    nodes = [n for n in COMPARED if n != "data"]
+    check_directory(found, ["config.yaml"])
+    return found if same_training(OmegaConf.load(found / "config.yaml"), cfg, nodes) else None
+
+
+def needs_transe(cfg: DictConfig) -> bool:
+    """Whether the walk run ``cfg`` reads a TransE + SCOS artifact: SCOS's graph, or TransE's
+    e_r as its relation features (``model.relation_source=fixed``, even with ``scos=off``)."""
+    return scos_mode(cfg) != "off" or cfg.model.get("relation_source") == "fixed"
+
+
+@dataclass(frozen=True)
+class Walk:
+    """A walk the bench uses: its directory, or ``None`` while not trained (a dry run)."""
+
+    label: str
+    path: Path | None
+
+    @property
+    def ref(self) -> str:
+        """The directory, or ``<label>`` in a dry run's commands."""
+        return str(self.path) if self.path is not None else f"<{self.label}>"
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path is not None else "-"
+
+
+SHIPPED = Walk("the shipped walk", PRETRAINED_DIR)
+
+
+def command(script: str, overrides: Iterable[str]) -> str:
+    """``python <script> <overrides>``, quoted for a shell."""
+    return " ".join(["python", script, *(shlex.quote(o) for o in overrides)])
+
+
+class Trainings:
+    """The walks (and TransE + SCOS runs) the bench needs: found among the trained
+    artifacts, else trained by ``python train.py`` in a subprocess under ``root`` (in a dry run
+    only printed). Each is looked for once."""
+
+    def __init__(self, root: str, train: Sequence[str], walk: Sequence[str], dry_run: bool) -> None:
+        self.root, self.train, self.walk_overrides = root, list(train), list(walk)
+        self.dry_run = dry_run
+        self._walks: dict[tuple[str, ...], Walk] = {}
+        self._transe: set[tuple[str, ...]] = set()
+        self.to_train = 0
+
+    def _compose(self, overrides: Sequence[str]) -> DictConfig:
+        return compose_config("train", list(overrides), self.root)
+
+    def walk(
+        self, label: str, data: Sequence[str], extra: Sequence[str] = (), after: Sequence[Walk] = ()
+    ) -> Walk:
+        """The walk ``python train.py <experiment, data, extra, overrides>`` trains: ``data``
+        holds the data overrides (``data=<set>``, ``+data.train_limit=N``) and ``extra`` the
+        experiment and model overrides; ``after``: walks it starts from (pending in a dry run:
+        so is this one)."""
+        overrides = [*extra, *data, *self.train, *self.walk_overrides]
+        key = tuple(overrides)
+        if key in self._walks:
+            return self._walks[key]
+        cfg = None if any(w.path is None for w in after) else self._compose(overrides)
+        path = None if cfg is None else trained_walk(cfg)
+        if path is not None:
+            print(f"reuse: {label}: {path}", flush=True)
+        else:
+            if cfg is None or needs_transe(cfg):
+                self.transe(data)
+            if self._run(label, overrides):
+                path = trained_walk(cfg)
+                if path is None:
+                    raise SystemExit(
+                        f"error: {command('train.py', overrides)} finished but no walk it trained "
+                        "is found among its dataset's artifacts"
+                    )
+        self._walks[key] = Walk(label, path)
+        return self._walks[key]
+
+    def transe(self, data: Sequence[str]) -> None:
+        """TransE + SCOS of the dataset ``data`` selects (``experiment=train_transe``), once."""
+        overrides = ["experiment=train_transe", *data, *self.train]
+        key = tuple(overrides)
+        if key in self._transe:
+            return
+        self._transe.add(key)
+        cfg = self._compose(overrides)
+        found = trained_transe(cfg)
+        if found is not None:
+            print(f"reuse: TransE + SCOS, {' '.join(data)}: {found}", flush=True)
+            return
+        self._run(f"TransE + SCOS, {' '.join(data)}", overrides)
+
+    def _run(self, label: str, overrides: Sequence[str]) -> bool:
+        """Train (``False``: a dry run, only printed). A failed run is one error line."""
+        shown = command("train.py", overrides)
+        self.to_train += 1
+        print(f"train: {label}: {shown}", flush=True)
+        if self.dry_run:
+            return False
+        try:
+            child_out = sys.stderr.fileno()  # the training's report is not the bench's
+        except (AttributeError, OSError, ValueError):
+            child_out = None
+        env = {**os.environ, "LOKG_ROOT": self.root}
+        cmd = [sys.executable, str(REPO / "train.py"), *overrides]
+        rc = subprocess.run(cmd, cwd=self.root, env=env, stdout=child_out).returncode
+        if rc != 0:
+            raise SystemExit(
+                f"error: {shown} exited {rc}; what was trained before it is kept, so the same "
+                "bench command resumes"
+            )
+        return True
+
+
+def leave_out_overrides(family: Family, pool: Sequence[str], members: Sequence[str]) -> list[str]:
+    """``~data.source.members.<m>`` for each member of ``configs/data/pretrain.yaml`` that is in
+    ``family`` or not in ``pool``.
+
+    Raises:
+        InputError: nothing of ``pool`` would be left to pretrain on.
+    """
+    keep = [m for m in members if m in pool and m not in family.sets]
+    if not keep:
+        raise InputError(
+            f"leaving {family.name} out of the pretraining pool ({' '.join(pool)}) leaves "
+            "nothing to pretrain on; add members with --pool"
+        )
+    return [f"~data.source.members.{m}" for m in members if m not in keep]
+
+
+# ---------------------------------------------------------------------- evaluation
+@dataclass(frozen=True)
+class Row:
+    """One answered configuration: a set, a walk and how it is labelled and reported.
+
+    ``cite``: a configuration other benches report too (the per-KG walk, the shipped walk);
+    on test its ledger line is read when there, where this bench's own are refused."""
+
+    data: str
+    bench_row: str  # bench_retrieval.ROWS: PRETRAINED_ROW or LEARNED_ROW
+    tag: str  # appended to the recorded label, bench:<row><tag>
+    walk: Walk
+    cite: bool = False
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A row's numbers: per question group, Hits@1 / coverage / answer recall / n (the
+    ``all`` group: every question), and on test the ledger line they are recorded in."""
+
+    groups: dict[str, dict[str, float]]
+    ledger: str = ""
+
+    def metric(self, key: str, group: str = "all") -> float:
+        value = self.groups.get(group, {}).get(key)
+        return math.nan if value is None else float(value)
+
+
+NOT_RUN = Measured({})
+
+
+def ledger_groups(numbers: Mapping) -> dict[str, dict[str, float]]:
+    """A ledger line's numbers as per-group metrics: bench_questions' lines (and this bench's)
+    hold groups; bench_retrieval's and the chain sets' hold one flat set, their ``all``
+    (what it lacks reads ``nan``)."""
+    if isinstance(numbers.get("all"), Mapping):
+        return {g: dict(m) for g, m in numbers.items() if isinstance(m, Mapping)}
+    flat = {k: float(numbers[k]) if k in numbers else math.nan for k in METRICS}
+    return {"all": {**flat, "n": numbers.get("n")}}
+
+
+class Evaluations:
+    """Answer rows retriever-only on one split (:func:`lokg.evaluate.run`), each
+    configuration once, through the test ledger on test (module doc, "Test")."""
+
+    def __init__(self, split: str, budget: int, limit: int | None, rerun: str | None) -> None:
+        self.split, self.budget, self.limit, self.rerun = split, budget, limit, rerun
+        self.ledger = TestLedger(LEDGER)
+        self._group_by: dict[str, str] = {}
+        self._done: dict[str, Measured] = {}
+        self._dms: dict[str, object] = {}
+
+    def overrides(self, row: Row) -> list[str]:
+        """``python evaluate.py data=<set> <these>`` answers ``row``."""
+        if row.data not in self._group_by:
+            self._group_by[row.data] = compose(row.data).data.split_group_by
+        return row_overrides(
+            row.data, row.bench_row, self.split, self.budget, self.limit, row.tag,
+            row.walk.ref, self._group_by[row.data],
+        )  # fmt: skip
+
+    def show(self, row: Row) -> None:
+        print(f"evaluate: {command('evaluate.py', [f'data={row.data}', *self.overrides(row)])}")
+
+    def measure(self, rows: Sequence[Row]) -> dict[Row, Measured]:
+        """Every row's numbers; on test the ledger is checked for all before any is measured."""
+        cfgs = {row: compose(row.data, self.overrides(row)) for row in rows}
+        keys = {row: ledger_key(cfg) for row, cfg in cfgs.items()}
+        cited: dict[str, Measured] = {}
+        if self.split == "test":
+            for row in rows:
+                if keys[row] in cited or keys[row] in self._done:
+                    continue
+                earlier = [(n, e) for n, e in self.ledger.lines() if e["config_hash"] == keys[row]]
+                if row.cite and earlier and not self.rerun:
+                    n, e = earlier[-1]
+                    cited[keys[row]] = Measured(ledger_groups(e["numbers"]), f"{LEDGER.name}:{n}")
+                else:
+                    what = f"{row.bench_row}{row.tag} on {row.data} ({row.walk.name})"
+                    self.ledger.check(keys[row], what, self.rerun)
+        self._done.update(cited)
+        for row, cfg in cfgs.items():
+            if keys[row] not in self._done:
+                self._done[keys[row]] = self._measure(row, cfg, keys[row])
+        return {row: self._done[keys[row]] for row in rows}
+
+    def _measure(self, row: Row, cfg: DictConfig, key: str) -> Measured:
+        if row.data not in self._dms:
+            self._dms[row.data] = load_datamodule(cfg)
+        dm = self._dms[row.data]
+        groups = question_groups(dm, split_questions(dm, self.split, self.limit))
+        per = group_metrics(run(cfg)["records"], groups)
+        cite = ""
+        if self.split == "test":
+            line = self.ledger.append(
+                LedgerEntry(
+                    bench="bench_zeroshot",
+                    configuration=f"{row.bench_row}{row.tag}",
+                    dataset=row.data,
+                    config_hash=key,
+                    numbers=per,
+                    settings={"budget": self.budget, "walk": row.walk.name},
+                    rerun_reason=self.rerun,
+                )
+            )
+            cite = f"{LEDGER.name}:{line}"
+        return Measured(per, cite)
+
+
+# ---------------------------------------------------------------------- ratios
+def ratio(zero_shot: float, per_kg: float) -> float:
+    """Zero-shot over per-KG: 1.0 when both are 0 (no worse), ``inf`` when only the per-KG
+    walk's is 0, ``nan`` when either is missing."""
+    if math.isnan(zero_shot) or math.isnan(per_kg):
+        return math.nan
+    if per_kg == 0:
+        return 1.0 if zero_shot == 0 else math.inf
+    return zero_shot / per_kg
+
+
+def min_ratio(values: Iterable[float]) -> float:
+    """The least of ``values`` that are numbers; ``nan`` when none is."""
+    kept = [v for v in values if not math.isnan(v)]
+    return min(kept) if kept else math.nan
+
+
+@dataclass(frozen=True)
+class SetResult:
+    """One set of one family: its three rows and the walks behind them."""
+
+    family: str
+    data: str
+    rows: dict[str, Measured]  # ZERO_SHOT, FINETUNED, PER_KG
+    walks: dict[str, str]  # the same keys -> walk directory names
+
+    @property
+    def ratio_hits1(self) -> float:
+        return ratio(self.rows[ZERO_SHOT].metric("hits@1"), self.rows[PER_KG].metric("hits@1"))
+
+    @property
+    def ratio_coverage(self) -> float:
+        return ratio(self.rows[ZERO_SHOT].metric("coverage"), self.rows[PER_KG].metric("coverage"))
+
+
+def summary_line(results: Sequence[SetResult]) -> str:
+    """The bench's last line: the least ratios over every family's sets."""
+    hits = min_ratio(r.ratio_hits1 for r in results)
+    cov = min_ratio(r.ratio_coverage for r in results)
+    return f"zeroshot min_ratio_hits1={hits:.3f} min_ratio_coverage={cov:.3f}"
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """Hits@1 and coverage after fine-tuning ``init`` on the first ``size`` questions."""
+
+    data: str
+    init: str  # pretrained | scratch
+    size: str  # "0", "10", ..., "all"
+    walk: str
+    hits1: float
+    coverage: float
+    ledger: str = ""
+
+
+def curve_line(points: Sequence[CurvePoint]) -> str:
+    """The curves' last line: min over sets of Hits@1(pretrained, 50) - Hits@1(scratch, all)."""
+    at = {(p.data, p.init, p.size): p.hits1 for p in points}
+    diffs = [
+        at[(d, "pretrained", "50")] - at[(d, "scratch", "all")]
+        for d in dict.fromkeys(p.data for p in points)
+        if (d, "pretrained", "50") in at and (d, "scratch", "all") in at
+    ]
+    return f"curve min_pretrained50_minus_scratch_all_hits1={min_ratio(diffs):.3f}"
+
+
+# ---------------------------------------------------------------------- the two modes
+def _set_data(data: str, size: str = "all") -> list[str]:
+    return [f"data={data}"] + ([] if size == "all" else [f"+data.train_limit={size}"])
+
+
+def per_kg_walk(trainings: Trainings, data: str, size: str = "all") -> Walk:
+    what = "per-KG walk" if size == "all" else f"walk from scratch on {size} questions"
+    return trainings.walk(f"{what}, {data}", _set_data(data, size), ["experiment=train_walk"])
+
+
+def loo_walk(trainings: Trainings, family: Family, pool, members) -> Walk:
+    extra = ["experiment=pretrain_walk", *leave_out_overrides(family, pool, members)]
+    return trainings.walk(f"walk pretrained without {family.name}", [], extra)
+
+
+def finetuned_walk(trainings: Trainings, data: str, start: Walk, size: str = "all") -> Walk:
+    init = "pretrained" if start is SHIPPED else start.ref
+    label = f"{data} fine-tuned from {start.label}"
+    if size != "all":
+        label += f" on {size} questions"
+    extra = ["experiment=train_walk", f"model.init={init}"]
+    return trainings.walk(label, _set_data(data, size), extra, after=[start])
+
+
+def table(args, trainings: Trainings, evals: Evaluations, members) -> list[SetResult]:
+    plan: list[tuple[Family, str, dict[str, Row]]] = []
+    for name in args.families:
+        family = FAMILIES[name]
+        sets = [s for s in family.sets if not args.data or s in args.data]
+        if not sets:
+            continue
+        loo = loo_walk(trainings, family, args.pool, members)
+        for data in sets:
+            rows = {
+                ZERO_SHOT: Row(data, PRETRAINED_ROW, f":loo-{name}", loo),
+                FINETUNED: Row(
+                    data,
+                    LEARNED_ROW,
+                    f":finetuned-loo-{name}",
+                    finetuned_walk(trainings, data, loo),
+                ),
+                PER_KG: Row(data, LEARNED_ROW, "", per_kg_walk(trainings, data), cite=True),
+            }
+            plan.append((family, data, rows))
+    if args.dry_run:
+        for *_, rows in plan:
+            for row in rows.values():
+                evals.show(row)
+        return []
+    measured = evals.measure([row for *_, rows in plan for row in rows.values()])
+    return [
+        SetResult(
+            family.name,
+            data,
+            {k: measured[r] for k, r in rows.items()},
+            {k: r.walk.name for k, r in rows.items()},
+        )
+        for family, data, rows in plan
+    ]
+
+
+def curves(args, trainings: Trainings, evals: Evaluations, members) -> list[CurvePoint]:
+    plan: list[tuple[str, str, str, Row | None]] = []
+    for data in args.data or CURVE_SETS:
+        family = next(f for f in FAMILIES.values() if data in f.sets)
+        start = SHIPPED
+        if args.curve_from == "loo":
+            start = loo_walk(trainings, family, args.pool, members)
+        trainings.transe(_set_data(data))  # the curves' walks are all answered on data=<set>
+        start_tag = "shipped" if start is SHIPPED else f"loo-{family.name}"
+        for size in args.curve_sizes:
+            if size == "0":  # no training: the pretrained walk as it is; none from scratch
+                tag = "" if start is SHIPPED else f":loo-{family.name}"
+                untrained = Row(data, PRETRAINED_ROW, tag, start, cite=True)
+                plan.append((data, "pretrained", size, untrained))
+                plan.append((data, "scratch", size, None))
+                continue
+            tuned = finetuned_walk(trainings, data, start, size)
+            tag = f":curve{size}-{start_tag}"
+            if size == "all":
+                tag = f":finetuned-{start_tag}"  # the table's fine-tuned row, from the LOO walk
+            cite = size == "all" and start is not SHIPPED
+            plan.append((data, "pretrained", size, Row(data, LEARNED_ROW, tag, tuned, cite)))
+            scratch = per_kg_walk(trainings, data, size)
+            tag = "" if size == "all" else f":curve{size}-scratch"
+            plan.append(
+                (data, "scratch", size, Row(data, LEARNED_ROW, tag, scratch, size == "all"))
+            )
+    rows = [row for *_, row in plan if row is not None]
+    if args.dry_run:
+        for row in rows:
+            evals.show(row)
+        return []
+    measured = evals.measure(rows)
+    points = []
+    for data, init, size, row in plan:
+        m = measured[row] if row is not None else NOT_RUN
+        walk = row.walk.name if row is not None else "-"
+        points.append(
+            CurvePoint(data, init, size, walk, m.metric("hits@1"), m.metric("coverage"), m.ledger)
+        )
+    return points
+
+
+# ---------------------------------------------------------------------- printing
+def print_table(results: Sequence[SetResult], split: str, budget: int) -> None:
+    print(
+        f"\nzero-shot, leave one family out: split={split}, B={budget} (extractive reader: no LLM)"
+    )
+    for name in dict.fromkeys(r.family for r in results):
+        family = FAMILIES[name]
+        print(f"\nfamily {name}: left out {' '.join(family.sets)} ({family.leaves_out})")
+        print(
+            f"{'set':<24} {'row':<19} {'group':<18} {'hits@1':>7} {'cov@B':>7} {'recall':>7} "
+            f"{'n':>5}  walk / ledger"
+        )
+        for r in (r for r in results if r.family == name):
+            for row, m in r.rows.items():
+                where = " ".join(x for x in (r.walks[row], m.ledger) if x)
+                for group, g in m.groups.items():
+                    n = "-" if g.get("n") is None else str(int(g["n"]))
+                    print(
+                        f"{r.data:<24} {row:<19} {group:<18} {g.get('hits@1', math.nan):>7.3f} "
+                        f"{g.get('coverage', math.nan):>7.3f} "
+                        f"{g.get('answer_recall', math.nan):>7.3f} {n:>5}  {where}"
+                    )
+                    where = ""
+            print(f"ratio {r.data} hits1={r.ratio_hits1:.3f} coverage={r.ratio_coverage:.3f}")
+
+
+def print_curves(points: Sequence[CurvePoint], sizes: Sequence[str], args) -> None:
+    start = "the shipped walk" if args.curve_from == "shipped" else "the leave-one-out walk"
+    print(
+        f"\nlearning curves: split={args.split}, B={args.budget}; Hits@1 (coverage) after "
+        f"fine-tuning on the first n training questions, from {start} and from scratch"
+    )
+    print(f"{'set':<24} {'init':<11} " + " ".join(f"{'n=' + s:>15}" for s in sizes))
+    at = {(p.data, p.init, p.size): p for p in points}
+    for data in dict.fromkeys(p.data for p in points):
+        for init in ("pretrained", "scratch"):
+            cells = []
+            for s in sizes:
+                p = at[(data, init, s)]
+                cell = "-" if math.isnan(p.hits1) else f"{p.hits1:.3f} ({p.coverage:.3f})"
+                cells.append(f"{cell:>15}")
+            print(f"{data:<24} {init:<11} " + " ".join(cells))
+    for p in points:
+        if p.ledger:
+            print(f"ledger {p.data} {p.init} n={p.size} {p.ledger}")
+
+
+def _finite(node):
+    """``node`` with every float a JSON value (nan: ``null``, inf: ``"inf"``)."""
+    if isinstance(node, Mapping):
+        return {k: _finite(v) for k, v in node.items()}
+    if isinstance(node, list | tuple):
+        return [_finite(v) for v in node]
+    if isinstance(node, float) and not math.isfinite(node):
+        return None if math.isnan(node) else "inf"
+    return node
+
+
+def write_json(path: str, args, results: Sequence[SetResult], points: Sequence[CurvePoint]):
+    """The measured rows, with the ratios computed from them, as one JSON file."""
+    sets = [
+        {
+            "family": r.family,
+            "data": r.data,
+            "rows": {
+                k: {"walk": r.walks[k], "groups": m.groups, "ledger": m.ledger}
+                for k, m in r.rows.items()
+            },
+            "ratio_hits1": r.ratio_hits1,
+            "ratio_coverage": r.ratio_coverage,
+        }
+        for r in results
+    ]
+    body = {
+        "split": args.split,
+        "budget": args.budget,
+        "limit": args.limit,
+        "sets": sets,
+        "curves": [asdict(p) for p in points],
+    }
+    Path(path).write_text(json.dumps(_finite(body), indent=1, allow_nan=False), encoding="utf-8")
+
+
+# ---------------------------------------------------------------------- command line
+def _size(text: str) -> str:
+    if text == "all" or (text.isdigit() and str(int(text)) == text):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"expected a number of questions (0, 10, ...) or all, got {text}"
+    )
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--families", nargs="+", default=list(FAMILIES), choices=list(FAMILIES))
+    ap.add_argument("--data", nargs="+", default=None, help="only these sets of the families")
+    ap.add_argument("--split", default="val", choices=EVAL_SPLITS)
+    ap.add_argument("--budget", type=_positive, default=128)
+    ap.add_argument("--limit", type=_positive, default=None, help="first N questions answered")
+    ap.add_argument("--pool", nargs="+", default=None, help="pretraining members (default: all)")
+    ap.add_argument("--train-override", nargs="+", action="extend", default=[], metavar="K=V")
+    ap.add_argument("--walk-override", nargs="+", action="extend", default=[], metavar="K=V")
+    ap.add_argument("--curve", action="store_true", help="the learning curves instead")
+    ap.add_argument("--curve-sizes", nargs="+", type=_size, default=list(CURVE_SIZES))
+    ap.add_argument("--curve-from", default="shipped", choices=CURVE_FROM)
+    ap.add_argument("--json", default=None, metavar="PATH", help="also write the numbers here")
+    ap.add_argument("--dry-run", action="store_true", help="print the commands, train nothing")
+    add_rerun_test_argument(ap)
+    return ap.parse_args(argv)
+
+
+def check_args(args, members: Sequence[str]) -> None:
+    """Refuse, in one line, sets and pool members the families do not hold."""
+    known = [s for f in FAMILIES.values() for s in f.sets]
+    missing = sorted({s for s in known if s not in members})
+    if missing:
+        raise InputError(
+            f"configs/data/pretrain.yaml has no member {', '.join(missing)}; the families "
+            f"name {', '.join(dict.fromkeys(known))}"
+        )
+    chosen = [s for name in args.families for s in FAMILIES[name].sets]
+    scope = known if args.curve else chosen
+    other = [s for s in args.data or () if s not in scope]
+    if other:
+        raise InputError(
+            f"--data {' '.join(other)}: not a set of "
+            f"{'any family' if args.curve else 'the chosen families'}; expected some of "
+            f"{', '.join(dict.fromkeys(scope))}"
+        )
+    args.pool = list(members) if args.pool is None else args.pool
+    unknown = [m for m in args.pool if m not in members]
+    if unknown:
+        raise InputError(
+            f"--pool {' '.join(unknown)}: not a member of configs/data/pretrain.yaml; expected "
+            f"some of {', '.join(members)}"
+        )
+    if args.split == "test" and args.dry_run:
+        raise InputError("--dry-run measures nothing: drop --split test")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    root = bench_root()
+    os.environ.setdefault("LOKG_ROOT", root)
+    members = list(compose_config("train", ["experiment=pretrain_walk"], root).data.source.members)
+    check_args(args, members)
+    print(f"LOKG_ROOT={root}", flush=True)
+    trainings = Trainings(root, args.train_override, args.walk_override, args.dry_run)
+    evals = Evaluations(args.split, args.budget, args.limit, args.rerun_test)
+    if args.curve:
+        points = curves(args, trainings, evals, members)
+        results: list[SetResult] = []
+    else:
+        results = table(args, trainings, evals, members)
+        points = []
+    if args.dry_run:
+        print(f"dry run: {trainings.to_train} train.py runs to start, nothing trained")
+        return 0
+    if args.json:
+        write_json(args.json, args, results, points)
+    if args.curve:
+        print_curves(points, args.curve_sizes, args)
+        print(curve_line(points))
+    else:
+        print_table(results, args.split, args.budget)
+        print(summary_line(results))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception as exc:  # a bad input is one line, a bug a traceback
+        report(exc)

@@ -1,0 +1,350 @@
+"""bench/bench_zeroshot.py: the ratios and their minimum by hand, which trained artifact
+stands for which run, the left-out members, the ledger's two number formats, the dry run's
+commands on a fresh root, and (slow) the whole bench and its learning curves on PQL-2H with
+two-batch trainings: the table's rows, the ratio lines and the last line computed from them,
+and a second run that trains nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lokg.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench" / "bench_zeroshot.py"
+#: two-batch trainings, so the whole bench runs in about a minute
+TINY = [
+    "--train-override", "debug=limit", "trainer.max_epochs=1", "trainer.limit_train_batches=2",
+    "trainer.limit_val_batches=1",
+]  # fmt: skip
+#: PQL left out of a pool of PQ-2H and PQL-2H: the leave-one-out walk trains on PQ-2H alone
+SMALL = ["--families", "pql", "--data", "pql2h", "--pool", "pq2h", "pql2h", "--limit", "5"]
+LAST = re.compile(r"zeroshot min_ratio_hits1=(\d+\.\d{3}|nan|inf) min_ratio_coverage=(\S+)")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(ROOT / "bench"))  # the benches import their sibling _data.py
+    spec = importlib.util.spec_from_file_location("lokg_bench_zeroshot", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses resolve their annotations there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "LOKG_ROOT": str(root)}
+    return subprocess.run(
+        [sys.executable, str(BENCH), *args], cwd=root, env=env, capture_output=True, text=True,
+        timeout=1500,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------- ratios by hand
+def test_the_ratio_is_zero_shot_over_per_kg_with_its_edge_cases(bench):
+    assert bench.ratio(0.72, 0.90) == pytest.approx(0.8)
+    assert bench.ratio(0.0, 0.0) == 1.0  # both wrong everywhere: no worse
+    assert bench.ratio(0.3, 0.0) == math.inf
+    assert math.isnan(bench.ratio(math.nan, 0.5)) and math.isnan(bench.ratio(0.5, math.nan))
+    assert bench.min_ratio([1.2, math.nan, 0.75, math.inf]) == 0.75
+    assert math.isnan(bench.min_ratio([math.nan]))
+
+
+def test_the_last_line_is_the_least_ratio_over_every_familys_sets(bench):
+    def rows(zero_shot: tuple[float, float], per_kg: tuple[float, float]) -> dict:
+        def m(hits, cov):
+            return bench.Measured({"all": {"hits@1": hits, "coverage": cov, "n": 10}})
+
+        return {
+            bench.ZERO_SHOT: m(*zero_shot),
+            bench.FINETUNED: m(1.0, 1.0),
+            bench.PER_KG: m(*per_kg),
+        }
+
+    walks = dict.fromkeys((bench.ZERO_SHOT, bench.FINETUNED, bench.PER_KG), "qgat-x")
+    results = [
+        bench.SetResult("pql", "pql2h", rows((0.75, 1.0), (1.0, 1.0)), walks),  # 0.75, 1.0
+        bench.SetResult("pql", "pql3h", rows((0.6, 0.99), (0.8, 1.0)), walks),  # 0.75, 0.99
+        bench.SetResult("cwq", "cwq_evidence_resplit", rows((0.35, 0.5), (0.5, 0.5)), walks),
+        bench.SetResult("webqsp", "webqsp_evidence_resplit", rows((0.9, 0.8), (0.9, 1.0)), walks),
+    ]
+    assert [round(r.ratio_hits1, 6) for r in results] == [0.75, 0.75, 0.7, 1.0]
+    assert [round(r.ratio_coverage, 6) for r in results] == [1.0, 0.99, 1.0, 0.8]
+    assert bench.summary_line(results) == "zeroshot min_ratio_hits1=0.700 min_ratio_coverage=0.800"
+    assert bench.summary_line([]) == "zeroshot min_ratio_hits1=nan min_ratio_coverage=nan"
+
+
+def test_the_curve_line_is_pretrained_on_50_less_scratch_on_all(bench):
+    def p(data, init, size, hits):
+        return bench.CurvePoint(data, init, size, "qgat-x", hits, 1.0)
+
+    points = [
+        p("pq3h", "pretrained", "50", 0.97), p("pq3h", "scratch", "all", 1.0),
+        p("pql3h", "pretrained", "50", 0.95), p("pql3h", "scratch", "all", 0.9),
+        p("cwq_evidence_resplit", "pretrained", "10", 0.2),  # no 50: not counted
+    ]  # fmt: skip
+    assert bench.curve_line(points) == "curve min_pretrained50_minus_scratch_all_hits1=-0.030"
+
+
+def test_a_ledger_line_reads_as_groups_whichever_bench_wrote_it(bench):
+    grouped = {
+        "all": {"hits@1": 0.5, "coverage": 0.7, "answer_recall": 0.6, "n": 4},
+        "conjunction": {"hits@1": 1.0, "coverage": 1.0, "answer_recall": 1.0, "n": 1},
+    }
+    assert bench.ledger_groups(grouped) == grouped
+    flat = bench.ledger_groups({"hits@1": 0.981, "coverage": 1.0, "tokens": 91.0, "n": 160})
+    assert list(flat) == ["all"] and flat["all"]["hits@1"] == 0.981 and flat["all"]["n"] == 160
+    assert math.isnan(flat["all"]["answer_recall"])  # the chain benches did not record it
+
+
+# ---------------------------------------------------------------------- which artifact is which run
+def _cfg(model=None, trainer=None, **top) -> dict:
+    base = {
+        "model": {"_target_": "lokg.models.walk_module.WalkModule", "hidden": 128,
+                  "min_steps": 200, "init": "scratch", **(model or {})},
+        "data": {"source": {"variant": "PQL-2H"}, "artifacts_dir": "/a/art", "batch_size": 32},
+        "trainer": {"accelerator": "cpu", "devices": 1, "max_epochs": 8, **(trainer or {})},
+        "seed": 0, "scos": {"mode": "greedy"}, "embedder": {"model_id": "m", "cache_dir": "/a"},
+        "callbacks": {"model_checkpoint": {"dirpath": "/a/out", "monitor": "val/hits@1"}},
+    }  # fmt: skip
+    return {**base, **top}
+
+
+def test_where_a_fit_ran_and_machine_paths_do_not_make_another_training(bench):
+    gpu = _cfg(
+        trainer={"_target_": "lokg.train.build_trainer", "accelerator": "gpu",
+                 "precision": "32-true", "float32_matmul_precision": "high"},
+        data={"source": {"variant": "PQL-2H"}, "artifacts_dir": "/b/artifacts", "batch_size": 32},
+    )  # fmt: skip
+    assert bench.same_training(gpu, _cfg())
+    assert not bench.same_training(_cfg(trainer={"precision": "bf16-mixed"}), _cfg())
+    assert not bench.same_training(_cfg(trainer={"limit_train_batches": 2}), _cfg())
+    ddp = {"strategy": "ddp", "devices": 2}  # the batch is twice as large
+    assert not bench.same_training(_cfg(trainer=ddp), _cfg())
+    assert not bench.same_training(_cfg(seed=1), _cfg())
+    assert not bench.same_training(_cfg(model={"hidden": 64}), _cfg())
+    other = {"source": {"variant": "PQL-2H"}, "batch_size": 32, "train_limit": 10}
+    assert not bench.same_training(_cfg(data=other), _cfg())
+
+
+def test_epochs_raised_to_the_step_floor_match_the_epochs_asked_and_only_then(bench):
+    assert bench.same_training(_cfg(trainer={"max_epochs": 25}), _cfg())  # raised by train.py
+    assert not bench.same_training(_cfg(trainer={"max_epochs": 4}), _cfg())  # fewer: another run
+    floorless = {"min_steps": 0}
+    assert not bench.same_training(
+        _cfg(model=floorless, trainer={"max_epochs": 25}), _cfg(model=floorless)
+    )
+
+
+def test_a_start_walk_is_compared_by_its_directory_name(bench):
+    here = _cfg(model={"init": "/root/a/artifacts/data/pretrain-1/qgat-abc"})
+    there = _cfg(model={"init": "/elsewhere/artifacts/data/pretrain-1/qgat-abc"})
+    assert bench.same_training(here, there)
+    assert not bench.same_training(here, _cfg(model={"init": "/x/qgat-def"}))
+    assert not bench.same_training(here, _cfg(model={"init": "pretrained"}))
+    assert bench.same_training(_cfg(), _cfg(model={"init": "scratch"}))
+
+
+def test_leaving_a_family_out_removes_its_sets_and_what_is_not_in_the_pool(bench):
+    members = ["pq2h", "pq3h", "pql2h", "pql3h", "beyond_pq3h", "beyond_pql2h"]
+    pathquestion = bench.FAMILIES["pathquestion"]
+    assert bench.leave_out_overrides(pathquestion, members, members) == [
+        "~data.source.members.pq2h", "~data.source.members.pq3h",
+        "~data.source.members.beyond_pq3h",
+    ]  # fmt: skip
+    assert bench.leave_out_overrides(pathquestion, ["pq2h", "pql2h"], members) == [
+        f"~data.source.members.{m}" for m in members if m != "pql2h"
+    ]
+    with pytest.raises(InputError, match="leaves nothing to pretrain on"):
+        bench.leave_out_overrides(pathquestion, ["pq2h", "beyond_pq3h"], members)
+
+
+def test_the_families_are_the_pretraining_members_and_a_stray_set_is_one_line(bench):
+    from lokg.config import compose_config
+
+    cfg = compose_config("train", ["experiment=pretrain_walk"], ROOT)
+    members = list(cfg.data.source.members)
+    family_sets = {s for f in bench.FAMILIES.values() for s in f.sets}
+    assert family_sets == set(members)
+    assert set(bench.CURVE_SETS) <= family_sets
+    args = bench.parse_args(["--families", "pql", "--data", "pq2h"])
+    with pytest.raises(InputError, match=r"^--data pq2h: not a set of the chosen families"):
+        bench.check_args(args, members)
+    args = bench.parse_args(["--pool", "pq2h", "webqsp"])
+    with pytest.raises(InputError, match=r"^--pool webqsp: not a member"):
+        bench.check_args(args, members)
+    args = bench.parse_args(["--curve", "--data", "pq2h"])
+    bench.check_args(args, members)  # the curves take any family's set
+    assert args.pool == members
+
+
+def test_the_per_kg_and_fine_tuned_walks_need_transe_and_the_pretraining_does_not(bench):
+    from lokg.config import compose_config
+
+    def needs(*overrides: str) -> bool:
+        return bench.needs_transe(compose_config("train", list(overrides), ROOT))
+
+    assert not needs("experiment=pretrain_walk")  # names only, the KGs as given
+    assert needs("experiment=train_walk", "data=pql2h")
+    assert needs("experiment=train_walk", "data=pql2h", "scos=off")  # TransE's e_r all the same
+    assert not needs("experiment=train_walk", "scos=off", "model.relation_source=none")
+
+
+# ---------------------------------------------------------------------- the bench itself
+@pytest.mark.slow
+def test_a_dry_run_prints_every_command_and_trains_nothing(tmp_path):
+    proc = _run(tmp_path, "--dry-run", "--families", "pql", "webqsp")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    train = [x for x in lines if x.startswith("train: ")]
+    # two leave-one-out walks, then per PQL set and the WebQSP stand-in: TransE, the
+    # fine-tuned walk and the per-KG walk
+    assert len(train) == 2 + 3 * 5
+    assert "'~data.source.members.beyond_pql3h'" in train[0] and "pq2h" not in train[0]
+    assert any("'model.init=<walk pretrained without pql>' data=pql3h" in x for x in train)
+    evaluate = [x for x in lines if x.startswith("evaluate: python evaluate.py ")]
+    assert len(evaluate) == 3 * 5
+    assert lines[-1] == "dry run: 17 train.py runs to start, nothing trained"
+    assert not list(tmp_path.glob("artifacts/**/qgat-*"))
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """The bench on PQL-2H (first 5 val questions) with two-batch trainings, twice, then its
+    learning curves: ``(root, first, second, curves)`` and the first run's JSON."""
+    root = tmp_path_factory.mktemp("zeroshot")
+    first = _run(root, *SMALL, *TINY, "--json", str(root / "table.json"))
+    second = _run(root, *SMALL, *TINY)
+    curve = _run(
+        root, "--curve", "--data", "pql2h", "--curve-sizes", "0", "10", "all", "--limit", "5",
+        "--pool", "pq2h", "pql2h", *TINY, "--json", str(root / "curve.json"),
+    )  # fmt: skip
+    return root, first, second, curve
+
+
+def _table_rows(stdout: str) -> dict[tuple[str, str, str], tuple[float, float, float, int]]:
+    rows = {}
+    for line in stdout.splitlines():
+        m = re.match(r"(\S+)\s+(zero-shot|fine-tuned from it|per-KG walk)\s+(\S+)\s+"
+                     r"([\d.]+|nan)\s+([\d.]+|nan)\s+([\d.]+|nan)\s+(\d+)", line)  # fmt: skip
+        if m:
+            d, row, group, *nums, n = m.groups()
+            rows[(d, row, group)] = (*map(float, nums), int(n))
+    return rows
+
+
+@pytest.mark.slow
+def test_the_table_rows_and_the_ratios_are_computed_from_them(smoke):
+    root, first, _, _ = smoke
+    assert first.returncode == 0, first.stderr[-3000:]
+    out = first.stdout
+    trained = [x for x in out.splitlines() if x.startswith("train: ")]
+    assert len(trained) == 4  # the left-out walk, TransE, the fine-tuned and the per-KG walk
+    rows = _table_rows(out)
+    assert {(d, r) for d, r, _ in rows} == {
+        ("pql2h", "zero-shot"), ("pql2h", "fine-tuned from it"), ("pql2h", "per-KG walk")
+    }  # fmt: skip
+    body = json.loads((root / "table.json").read_text())
+    (entry,) = body["sets"]
+    assert entry["family"] == "pql" and entry["data"] == "pql2h"
+    for row, got in entry["rows"].items():
+        g = got["groups"]["all"]
+        printed = tuple(round(g[k], 3) for k in ("hits@1", "coverage", "answer_recall"))
+        assert rows[("pql2h", row, "all")] == (*printed, 5)
+        assert got["walk"].startswith("qgat-")
+    zs, kg = (entry["rows"][r]["groups"]["all"] for r in ("zero-shot", "per-KG walk"))
+    assert kg["hits@1"] > 0 and kg["coverage"] > 0  # seed 0: 3 and 5 of the 5 questions
+    hits, cov = zs["hits@1"] / kg["hits@1"], zs["coverage"] / kg["coverage"]
+    assert entry["ratio_hits1"] == pytest.approx(hits)
+    assert entry["ratio_coverage"] == pytest.approx(cov)
+    assert f"ratio pql2h hits1={hits:.3f} coverage={cov:.3f}" in out
+    last = out.strip().splitlines()[-1]
+    assert LAST.fullmatch(last), last
+    assert last == f"zeroshot min_ratio_hits1={hits:.3f} min_ratio_coverage={cov:.3f}"
+    # the three walks differ: the zero-shot one never saw PQL-2H
+    assert len({got["walk"] for got in entry["rows"].values()}) == 3
+    loo = next(root.glob("artifacts/data/pretrain-*/qgat-*"))
+    members = json.loads((loo.parent / "stats.json").read_text())["read"]
+    assert [m.split(":")[0] for m in members] == ["pq2h"]
+
+
+@pytest.mark.slow
+def test_a_second_run_trains_nothing_and_reports_the_same(smoke):
+    _, first, second, _ = smoke
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert not [x for x in second.stdout.splitlines() if x.startswith("train: ")]
+    assert len([x for x in second.stdout.splitlines() if x.startswith("reuse: ")]) == 3
+    assert _table_rows(second.stdout) == _table_rows(first.stdout)
+    assert second.stdout.strip().splitlines()[-1] == first.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.slow
+def test_the_learning_curves_train_per_size_and_reuse_the_per_kg_walk(smoke):
+    root, _, _, curve = smoke
+    assert curve.returncode == 0, curve.stderr[-3000:]
+    out = curve.stdout
+    trained = [x for x in out.splitlines() if x.startswith("train: ")]
+    # TransE on the 10-question set (its SCOS reused), from the shipped walk and from scratch
+    # on 10, from the shipped walk on all; from scratch on all is the table's per-KG walk
+    assert len(trained) == 4 and all("+data.train_limit=10" in x for x in trained[:3])
+    assert "reuse: per-KG walk, pql2h" in out
+    points = json.loads((root / "curve.json").read_text())["curves"]
+    at = {(p["init"], p["size"]): p for p in points}
+    assert set(at) == {(i, s) for i in ("pretrained", "scratch") for s in ("0", "10", "all")}
+    assert at[("scratch", "0")]["hits1"] is None and at[("scratch", "0")]["walk"] == "-"
+    assert at[("pretrained", "0")]["walk"] == "pretrained"  # the shipped walk, untrained
+    per_kg = json.loads((root / "table.json").read_text())["sets"][0]["rows"]["per-KG walk"]
+    assert at[("scratch", "all")]["walk"] == per_kg["walk"]
+    assert at[("scratch", "all")]["hits1"] == per_kg["groups"]["all"]["hits@1"]
+    row = next(x for x in out.splitlines() if x.startswith("pql2h") and " scratch " in x)
+    assert row.split()[2] == "-"
+    assert out.strip().splitlines()[-1] == "curve min_pretrained50_minus_scratch_all_hits1=nan"
+
+
+@pytest.mark.slow
+def test_on_test_each_row_is_one_ledger_line_and_a_second_report_is_refused(
+    bench, smoke, monkeypatch, capsys
+):
+    """In process, on the walks the module's first run trained: ``--split test`` records the
+    three rows, refuses to report them again before measuring anything, and cites the per-KG
+    walk's line when another bench recorded it (the zero-shot and fine-tuned rows measured)."""
+    root, first, *_ = smoke
+    assert first.returncode == 0, first.stderr[-3000:]
+    ledger = root / "ledger.jsonl"
+    monkeypatch.setattr(bench, "LEDGER", ledger)
+    monkeypatch.setenv("LOKG_ROOT", str(root))
+    args = [*SMALL, *TINY, "--split", "test"]
+    assert bench.main(args) == 0
+    lines = [json.loads(x) for x in ledger.read_text().splitlines()]
+    assert [e["configuration"] for e in lines] == [
+        "pretrained walk:loo-pql", "learned:finetuned-loo-pql", "learned"
+    ]  # fmt: skip
+    assert {(e["bench"], e["dataset"]) for e in lines} == {("bench_zeroshot", "pql2h")}
+    assert all(e["numbers"]["all"]["n"] == 5 for e in lines)
+    out = capsys.readouterr().out
+    assert [x.split()[-1] for x in out.splitlines() if x.startswith("pql2h ")] == [
+        "ledger.jsonl:1", "ledger.jsonl:2", "ledger.jsonl:3"
+    ]  # fmt: skip
+    with pytest.raises(InputError, match=r"already reported \(.*ledger.jsonl:1"):
+        bench.main(args)
+    assert len(ledger.read_text().splitlines()) == 3  # refused before measuring
+    per_kg = lines[2]
+    ledger.write_text(json.dumps(per_kg) + "\n", encoding="utf-8")  # another bench's line
+    assert bench.main(args) == 0
+    again = [json.loads(x) for x in ledger.read_text().splitlines()]
+    assert [e["configuration"] for e in again] == [
+        "learned", "pretrained walk:loo-pql", "learned:finetuned-loo-pql"
+    ]  # fmt: skip
+    out = capsys.readouterr().out
+    cited = next(x for x in out.splitlines() if x.startswith("pql2h ") and "per-KG walk" in x)
+    assert cited.endswith("ledger.jsonl:1")
+    assert LAST.fullmatch(out.strip().splitlines()[-1])
