@@ -91,6 +91,7 @@ import json
 import math
 import os
 import shlex
+import statistics
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -121,7 +122,13 @@ from lokg.errors import InputError
 from lokg.eval.ledger import LedgerEntry, TestLedger
 from lokg.evaluate import ledger_key, run
 from lokg.manifest import check_directory
-from lokg.taimr.walk.artifact import KIND, META_FILE, PRETRAINED_DIR, hashed_targets
+from lokg.taimr.walk.artifact import (
+    KIND,
+    META_FILE,
+    PRETRAINED_DIR,
+    hashed_targets,
+    pretrained_walk,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 LEDGER = TEST_LEDGER  # module attribute, so a test can point it elsewhere
@@ -767,6 +774,58 @@ def _positive(text: str) -> int:
     return value
 
 
+#: the child process of :func:`cold_start`: a fresh interpreter that imports the package,
+#: then loads the shipped walk (its head, MiniLM and the top layers' change) and prints seconds
+COLD_START_CHILD = """
+import json, time
+t0 = time.perf_counter()
+from lokg.taimr.walk.artifact import load_walk_network, pretrained_walk
+t1 = time.perf_counter()
+net, meta, lm = load_walk_network(pretrained_walk())
+t2 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "load_s": t2 - t1, "question_lm": lm is not None}))
+"""
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    """What the shipped walk costs a run that uses it (``--cold-start``): its files' size on
+    disk and, in ``repeats`` fresh processes, the seconds to load it (median)."""
+
+    shipped_mb: float
+    load_s: float
+    import_s: float
+    repeats: int
+
+    def line(self) -> str:
+        return (
+            f"cold_start shipped_mb={self.shipped_mb:.2f} load_s={self.load_s:.2f} "
+            f"(median of {self.repeats} fresh processes; the package's imports before it "
+            f"{self.import_s:.2f} s)"
+        )
+
+
+def cold_start(repeats: int = 3) -> ColdStart:
+    """The shipped walk's size and cold load time (:class:`ColdStart`; issue 40's goals: it
+    adds at most 10 MB and 2 s to a cold start). The load is the whole of what a run pays
+    for it: the walk head, the pip MiniLM read from site-packages and the float16 change of
+    its top layers applied; the package's imports are printed apart (every run pays them)."""
+    shipped = pretrained_walk()
+    if shipped is None:
+        raise InputError("this install has no pretrained walk (lokg/resources/walk/pretrained)")
+    size = sum(f.stat().st_size for f in shipped.iterdir() if f.is_file()) / 1e6
+    runs = []
+    for _ in range(repeats):
+        proc = subprocess.run(
+            [sys.executable, "-c", COLD_START_CHILD], capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"loading the shipped walk failed:\n{proc.stderr[-2000:]}")
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
+    return ColdStart(size, med("load_s"), med("import_s"), repeats)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--families", nargs="+", default=list(FAMILIES), choices=list(FAMILIES))
@@ -782,6 +841,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--curve-from", default="shipped", choices=CURVE_FROM)
     ap.add_argument("--json", default=None, metavar="PATH", help="also write the numbers here")
     ap.add_argument("--dry-run", action="store_true", help="print the commands, train nothing")
+    ap.add_argument(
+        "--cold-start", action="store_true", help="only the shipped walk's size and load time"
+    )
     add_rerun_test_argument(ap)
     return ap.parse_args(argv)
 
@@ -817,6 +879,9 @@ def check_args(args, members: Sequence[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.cold_start:
+        print(cold_start().line())
+        return 0
     root = bench_root()
     os.environ.setdefault("LOKG_ROOT", root)
     members = list(compose_config("train", ["experiment=pretrain_walk"], root).data.source.members)
