@@ -4,7 +4,9 @@ from sections run for real (a small MCKP bench) or absent (skipped with a note).
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,19 +26,42 @@ def run_all():
 
 def test_an_absent_bench_is_skipped_with_a_note(run_all, tmp_path):
     sec = run_all.Section("x", "Someone's bench", ["bench_not_here.py"], 10, owned=False)
-    run_all.run_section(sec, tmp_path)
+    run_all.run_section(sec, tmp_path, tmp_path / "root")
     assert sec.status == "skipped" and "not in this checkout" in sec.note
     # a section planned as skipped (a command the bench lacks) is not run
     planned = run_all.Section("y", "MCKP", ["bench_mckp.py"], 10, status="skipped", note="n/a")
-    run_all.run_section(planned, tmp_path)
+    run_all.run_section(planned, tmp_path, tmp_path / "root")
     assert planned.status == "skipped" and planned.output == "" and planned.note == "n/a"
+
+
+def test_every_section_reads_one_fresh_root_the_demo_or_prepare_trains(run_all, monkeypatch):
+    """The latency benches read PQ-2H artifacts: the timed demo trains them in the run's root
+    (its ``--keep`` is that root), and the prepare section runs the demo's training commands
+    where no demo ran (quick mode), so no section reads the working directory's artifacts."""
+    full = {s.key: s for s in run_all.plan()}
+    assert full["demo"].argv == ["bench_demo.py", "--keep", run_all.BENCH_ROOT]
+    keys = list(full)
+    assert keys.index("demo") < keys.index("prepare") < keys.index("latency")
+    monkeypatch.setattr(run_all, "QUICK", True)
+    quick = [s.key for s in run_all.plan()]
+    assert "demo" not in quick and quick.index("prepare") < quick.index("latency")
+
+
+def test_prepare_needs_a_root(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "LOKG_ROOT"}
+    proc = subprocess.run([sys.executable, str(BENCH / "bench_prepare.py")], env=env,
+                          capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "error: LOKG_ROOT is not set: the root to train PQ-2H's artifacts in"
+    )
 
 
 @pytest.mark.slow
 def test_report_from_a_real_mckp_run_and_hand_made_scale_rows(run_all, tmp_path):
     mckp = run_all.Section("mckp", "MCKP", ["bench_mckp.py", "--sizes", "20", "200"], 300,
                            json_name="mckp")  # fmt: skip
-    run_all.run_section(mckp, tmp_path)
+    run_all.run_section(mckp, tmp_path, tmp_path / "root")
     assert mckp.status == "ok", mckp.output
     rows = {r["n"]: r for r in mckp.data["rows"]}
     assert set(rows) == {20, 200} and all(r["same_choice"] for r in rows.values())
