@@ -36,6 +36,10 @@ _VOCAB_KEYS = ("num_entities", "num_relations", "dim")
 #: optimizers that take the sparse gradients of ``sparse=True`` (each moves only the rows a
 #: gradient has: SparseAdam's moments, Adagrad's sums and plain SGD are kept or applied per row)
 SPARSE_OPTIMIZERS = (torch.optim.SparseAdam, torch.optim.Adagrad, torch.optim.SGD)
+#: from this many entities on, dense TransE says once that ``model=transe_sparse`` exists: a
+#: dense step moves every row (on the synthetic 10M-triple graph, 10^6 entities, CPU: 5.4k
+#: against 258k triples/s at batch 4,096; docs/results.md, "Scale")
+SPARSE_HINT_ENTITIES = 1_000_000
 
 
 class TransEModule(pl.LightningModule):
@@ -83,6 +87,16 @@ class TransEModule(pl.LightningModule):
         self.save_hyperparameters(logger=False)
         self.model = TransE(num_entities, num_relations, dim, p_norm, margin, sparse)
         self.sparse = sparse
+        if (
+            not sparse
+            and num_entities >= SPARSE_HINT_ENTITIES
+            and pl.utilities.rank_zero_only.rank == 0
+        ):
+            print(
+                f"TransE: dense gradients over {num_entities:,} entities move every row each "
+                "step; model=transe_sparse moves only the batch's (docs/configs.md, Training)",
+                flush=True,
+            )
         self.sampler = NegativeSampler(num_entities, num_relations, negative_sampler, num_negatives)
         self.optimizer_factory = optimizer
         self.filter_index: FilterIndex | None = None

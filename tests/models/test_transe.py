@@ -391,3 +391,19 @@ def test_build_trainer_sets_the_matmul_precision_and_says_so_once(tmp_path, caps
             build_trainer(float32_matmul_precision="tf32")
     finally:
         torch.set_float32_matmul_precision(before)
+
+
+def test_dense_transe_on_many_entities_points_to_the_sparse_path(monkeypatch, capsys):
+    """From ``SPARSE_HINT_ENTITIES`` on, dense TransE says once that ``model=transe_sparse``
+    exists (a dense step moves every row); the sparse model and small graphs say nothing."""
+    import lokg.models.transe_module as tm
+
+    monkeypatch.setattr(tm, "SPARSE_HINT_ENTITIES", 50)
+    TransEModule(num_entities=49, num_relations=2, dim=4)
+    TransEModule(num_entities=50, num_relations=2, dim=4, sparse=True)
+    assert capsys.readouterr().out == ""
+    TransEModule(num_entities=50, num_relations=2, dim=4)
+    assert capsys.readouterr().out.splitlines() == [
+        "TransE: dense gradients over 50 entities move every row each step; "
+        "model=transe_sparse moves only the batch's (docs/configs.md, Training)"
+    ]
