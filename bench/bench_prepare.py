@@ -7,7 +7,8 @@ the paper's GAT, the walk model).
 ``make bench`` (bench/run_all.py) runs every section in one fresh root, so a clean clone's report
 never depends on what a user trained in the working directory: the full run's timed demo
 trains these and keeps its root; ``BENCH_QUICK=1`` (no demo) and a demo that failed run this
-instead. A step whose artifact is already in the root loads it, as ``train.py`` always does.
+instead; a step whose artifact the root already holds is reused where ``train.py`` reuses it
+(TransE + SCOS do).
 Prints each step's wall time, the last lines of a failed step's output, and last
 ``prepare_total_s=<s>``.
 """

@@ -579,8 +579,8 @@ def main() -> None:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="lokg-bench-") as d:
         root = Path(d) / "root"
+        demo = next((x for x in secs if x.key == "demo"), None)
         for s in secs:
-            demo = next((x for x in secs if x.key == "demo"), None)
             if s.key == "prepare" and demo is not None and demo.status == "ok":
                 s.status, s.note = "skipped", "the timed demo trained the bench root"
             run_section(s, Path(d), root)
