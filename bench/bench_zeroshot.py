@@ -63,10 +63,12 @@ have their own), the one whose recorded ``config.yaml`` holds the configuration 
 would run (model, data, SCOS, embedder, callbacks, seed and trainer settings; not paths,
 loggers or the accelerator: a walk trained with ``--train-override trainer=gpu`` stands for
 the CPU run and back, one under DDP on two devices does not; ``model.init`` as the
-walk directory's name; a ``max_epochs`` that train.py raised to reach ``model.min_steps``
-matches the epochs asked), best recorded ``val/hits@1`` first. TransE + SCOS likewise (the
-dataset's latest SCOS artifact when made by such a run). So a rerun trains only what is
-missing, across sessions and machines; results files resume as ``evaluate.py``'s do.
+walk directory's name and its dataset directory's (``pretrain-<fingerprint>/qgat-<hash>``: the
+leave-one-out walks share one ``qgat-<hash>``); a ``max_epochs`` that train.py raised to
+reach ``model.min_steps`` matches the epochs asked), best recorded ``val/hits@1`` first.
+TransE + SCOS likewise (the dataset's latest SCOS artifact when made by such a run). So a
+rerun trains only what is missing, across sessions and machines; results files resume as
+``evaluate.py``'s do.
 ``--train-override`` goes to every ``train.py`` run (``trainer=gpu``), ``--walk-override``
 to the walk runs only. ``--dry-run`` prints every ``train.py`` and ``evaluate.py`` command
 the run would start (``<...>`` for a walk not trained yet) and trains nothing.
@@ -211,13 +213,16 @@ def _strip(node):
 def training_signature(cfg: DictConfig | Mapping, nodes: Sequence[str] = COMPARED) -> dict:
     """What of a ``train.py`` config decides what it trains (:data:`COMPARED`, less
     :data:`MACHINE_KEYS` and the trainer's :data:`PLACE_KEYS`; moved ``_target_`` paths as
-    :func:`hashed_targets` reads them; ``model.init`` as a directory's name; a missing
-    ``trainer.precision`` as Lightning's default, ``32-true``)."""
+    :func:`hashed_targets` reads them; ``model.init`` as its data and walk directories'
+    names; a missing ``trainer.precision`` as Lightning's default, ``32-true``)."""
     plain = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else cfg
     sig = hashed_targets(_strip({k: plain.get(k) for k in nodes}))
     model = sig.get("model")
     if isinstance(model, dict) and model.get("init") not in (None, *NAMED_INITS):
-        model["init"] = Path(str(model["init"])).name
+        # the walk's directory and its dataset's: every leave-one-out walk of one model config
+        # is a qgat-<same hash>, told apart only by its left-out union's pretrain-<fingerprint>
+        start = Path(str(model["init"]))
+        model["init"] = f"{start.parent.name}/{start.name}"
     if "trainer" in sig:
         trainer = {k: v for k, v in (sig["trainer"] or {}).items() if k not in PLACE_KEYS}
         trainer.setdefault("precision", "32-true")

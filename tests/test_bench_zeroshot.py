@@ -149,6 +149,10 @@ def test_a_start_walk_is_compared_by_its_directory_name(bench):
     here = _cfg(model={"init": "/root/a/artifacts/data/pretrain-1/qgat-abc"})
     there = _cfg(model={"init": "/elsewhere/artifacts/data/pretrain-1/qgat-abc"})
     assert bench.same_training(here, there)
+    # two leave-one-out walks of one model config share the qgat name, not the union's
+    # directory: a walk fine-tuned from one is not the other's (a wrong reuse seen 2026-12-06)
+    other_union = _cfg(model={"init": "/root/a/artifacts/data/pretrain-2/qgat-abc"})
+    assert not bench.same_training(here, other_union)
     assert not bench.same_training(here, _cfg(model={"init": "/x/qgat-def"}))
     assert not bench.same_training(here, _cfg(model={"init": "pretrained"}))
     assert bench.same_training(_cfg(), _cfg(model={"init": "scratch"}))
