@@ -16,7 +16,6 @@ Prints each step's wall time, the last lines of a failed step's output, and last
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -37,12 +36,11 @@ def main() -> int:
     for step in demo_steps():
         if step.argv[0] != "train.py":
             continue
-        command = "python " + " ".join(shlex.quote(a) for a in step.argv)
         t = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, *step.argv], cwd=ROOT, capture_output=True, text=True
         )
-        print(f"{step.name}: `{command}` {time.perf_counter() - t:.0f} s", flush=True)
+        print(f"{step.name}: `{step.command}` {time.perf_counter() - t:.0f} s", flush=True)
         if proc.returncode != 0:
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-8:]
             print("\n".join(tail), file=sys.stderr)

@@ -68,6 +68,11 @@ class DemoStep:
     argv: tuple[str, ...]  # after the interpreter: the script, then Hydra overrides
     row: str | None = None
 
+    @property
+    def command(self) -> str:
+        """The step as a user types it: ``python <script> <overrides>``, shell-quoted."""
+        return "python " + " ".join(shlex.quote(a) for a in self.argv)
+
 
 @dataclass
 class StepResult:
@@ -121,7 +126,7 @@ def summary_of(step: DemoStep, stdout: str) -> Path | None:
 def run_step(step: DemoStep, env: dict[str, str], index: int, total: int) -> StepResult:
     """Run one step with this interpreter, its stdout echoed live (and kept), stderr passed
     through (progress bars); returns its wall time and exit status."""
-    command = "python " + " ".join(shlex.quote(a) for a in step.argv)
+    command = step.command
     print(f"\n[demo {index}/{total}] {command}", flush=True)
     t0 = time.perf_counter()
     proc = subprocess.Popen(

@@ -196,7 +196,7 @@ def _built_model(cfg: DictConfig, datamodule) -> _Fit:
     """``cfg.model`` built on the graph and inputs its kind trains on."""
     from lokg.models.gat_module import GATModule
     from lokg.models.rerank_module import RerankModule
-    from lokg.models.transe_module import TransEModule
+    from lokg.models.transe_module import TransEModule, dense_hint
     from lokg.models.walk_module import WalkModule
     from lokg.taimr.walk.artifact import KIND as WALK_KIND
 
@@ -228,6 +228,10 @@ def _built_model(cfg: DictConfig, datamodule) -> _Fit:
         model.set_items(rerank_in.items)
         return _Fit(model, "rerank", rerank_in=rerank_in)
     model = build(**datamodule.model_kwargs())
+    if isinstance(model, TransEModule) and cfg.train:
+        hint = dense_hint(model.hparams.num_entities, model.sparse)
+        if hint is not None and rank_zero_only.rank == 0:
+            print(hint, flush=True)
     stage = "scos" if isinstance(model, TransEModule) and cfg.get("scos") is not None else "fit"
     return _Fit(model, stage)
 

@@ -42,6 +42,17 @@ SPARSE_OPTIMIZERS = (torch.optim.SparseAdam, torch.optim.Adagrad, torch.optim.SG
 SPARSE_HINT_ENTITIES = 1_000_000
 
 
+def dense_hint(num_entities: int, sparse: bool) -> str | None:
+    """The line train.py prints before a dense TransE fit over ``SPARSE_HINT_ENTITIES`` or
+    more entities (``None``: nothing to say: sparse, or a small graph)."""
+    if sparse or num_entities < SPARSE_HINT_ENTITIES:
+        return None
+    return (
+        f"TransE: dense gradients over {num_entities:,} entities move every row each step; "
+        "model=transe_sparse moves only the batch's (docs/configs.md, Training)"
+    )
+
+
 class TransEModule(pl.LightningModule):
     """TransE trained with a margin ranking loss on ``[B, 3]`` triple batches.
 
@@ -87,16 +98,6 @@ class TransEModule(pl.LightningModule):
         self.save_hyperparameters(logger=False)
         self.model = TransE(num_entities, num_relations, dim, p_norm, margin, sparse)
         self.sparse = sparse
-        if (
-            not sparse
-            and num_entities >= SPARSE_HINT_ENTITIES
-            and pl.utilities.rank_zero_only.rank == 0
-        ):
-            print(
-                f"TransE: dense gradients over {num_entities:,} entities move every row each "
-                "step; model=transe_sparse moves only the batch's (docs/configs.md, Training)",
-                flush=True,
-            )
         self.sampler = NegativeSampler(num_entities, num_relations, negative_sampler, num_negatives)
         self.optimizer_factory = optimizer
         self.filter_index: FilterIndex | None = None

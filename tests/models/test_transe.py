@@ -393,17 +393,41 @@ def test_build_trainer_sets_the_matmul_precision_and_says_so_once(tmp_path, caps
         torch.set_float32_matmul_precision(before)
 
 
-def test_dense_transe_on_many_entities_points_to_the_sparse_path(monkeypatch, capsys):
-    """From ``SPARSE_HINT_ENTITIES`` on, dense TransE says once that ``model=transe_sparse``
-    exists (a dense step moves every row); the sparse model and small graphs say nothing."""
+def test_dense_transe_on_many_entities_points_to_the_sparse_path(monkeypatch):
+    """From ``SPARSE_HINT_ENTITIES`` on, a dense TransE fit is told that ``model=transe_sparse``
+    exists (a dense step moves every row); the sparse model and small graphs get no line."""
     import lokg.models.transe_module as tm
 
     monkeypatch.setattr(tm, "SPARSE_HINT_ENTITIES", 50)
-    TransEModule(num_entities=49, num_relations=2, dim=4)
-    TransEModule(num_entities=50, num_relations=2, dim=4, sparse=True)
-    assert capsys.readouterr().out == ""
-    TransEModule(num_entities=50, num_relations=2, dim=4)
-    assert capsys.readouterr().out.splitlines() == [
-        "TransE: dense gradients over 50 entities move every row each step; "
+    assert tm.dense_hint(49, sparse=False) is None
+    assert tm.dense_hint(50, sparse=True) is None
+    assert tm.dense_hint(1_000_000, sparse=False) == (
+        "TransE: dense gradients over 1,000,000 entities move every row each step; "
         "model=transe_sparse moves only the batch's (docs/configs.md, Training)"
-    ]
+    )
+
+
+def test_train_py_prints_the_dense_hint_when_it_fits_transe(monkeypatch, tmp_path, capsys):
+    """The hint is the entry point's (train.py, on a fit), not the module's: building
+    TransEModule prints nothing."""
+    import lokg.models.transe_module as tm
+    from lokg.config import compose_config
+    from lokg.train import _built_model
+
+    class VocabularyOnlyDataModule:  # test double: all _built_model asks of TransE's data
+        def model_kwargs(self):
+            return {"num_entities": 50, "num_relations": 2}
+
+    monkeypatch.setattr(tm, "SPARSE_HINT_ENTITIES", 2)
+    TransEModule(num_entities=50, num_relations=2, dim=4)
+    assert capsys.readouterr().out == ""
+    cfg = compose_config("train", ["experiment=train_transe", "model.dim=4"], tmp_path)
+    fit = _built_model(cfg, VocabularyOnlyDataModule())
+    assert fit.stage == "scos"
+    assert capsys.readouterr().out.splitlines() == [tm.dense_hint(50, sparse=False)]
+    cfg.train = False  # evaluate-only: no fit, no hint
+    _built_model(cfg, VocabularyOnlyDataModule())
+    assert capsys.readouterr().out == ""
+    sparse = compose_config("train", ["experiment=train_transe", "model=transe_sparse"], tmp_path)
+    _built_model(sparse, VocabularyOnlyDataModule())
+    assert capsys.readouterr().out == ""
