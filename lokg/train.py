@@ -216,7 +216,11 @@ def _built_model(cfg: DictConfig, datamodule) -> _Fit:
         # added inverse edge), the embedder's features, TransE's merged e_r
         embedder = _embedder(cfg)
         walk_art = train_stages.prepare_gat(cfg, datamodule, embedder)[0].own_edges()
-        model = build(num_relations=walk_art.kg.num_relations)
+        switches = train_stages.start_walk_switches(str(cfg.model.get("init", "scratch")))
+        if changed := {k: v for k, v in switches.items() if cfg.model.get(k) != v}:
+            said = ", ".join(f"{k}={v}" for k, v in changed.items())
+            print(f"walk model: {said}, as the walk it starts from (model.init)", flush=True)
+        model = build(num_relations=walk_art.kg.num_relations, **switches)
         train_stages.attach_walk_graph(model, walk_art, embedder)
         train_stages.stretch_epochs_to_min_steps(cfg, datamodule, model.hparams.min_steps)
         return _Fit(model, WALK_KIND, walk_art=walk_art)

@@ -533,8 +533,30 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
 _SHAPE_KEYS = (
     "node_dim", "rel_dim", "name_dim", "transe_dim", "hidden", "heads", "max_hops",
     "question_key", "question_tokens", "graph_context", "normalization", "name_match",
-    "question_in_attention",
+    "question_in_attention", "name_in_key", "token_coverage", "stop_match", "stop_context",
+    "vocabulary_scope",
 )  # fmt: skip
+
+#: the switches a fine-tuned walk takes from the walk it starts from (``model.init``), not
+#: from its config: the pretrained walk's transfer switches (docs/design/taimr.md item 27)
+INHERITED_KEYS = (
+    "name_in_key", "token_coverage", "stop_match", "stop_context", "vocabulary_scope",
+)  # fmt: skip
+
+
+def start_walk_switches(init: str) -> dict:
+    """``{key: value}`` of :data:`INHERITED_KEYS` as the walk ``model.init`` names recorded
+    them (``{}`` for ``scratch``, or when this install ships no pretrained walk:
+    :func:`init_from_pretrained` then says so)."""
+    from lokg.taimr.walk.artifact import META_FILE, pretrained_walk, recorded_architecture
+
+    if init == "scratch":
+        return {}
+    start = pretrained_walk() if init == "pretrained" else Path(init)
+    if start is None or not (start / META_FILE).is_file():
+        return {}
+    a = recorded_architecture(json.loads((start / META_FILE).read_text(encoding="utf-8")))
+    return {k: a[k] for k in INHERITED_KEYS}
 
 
 def init_from_pretrained(model) -> None:

@@ -65,6 +65,7 @@ from lokg.taimr.walk.supervision import (
     relation_degrees,
     supervised_paths,
 )
+from lokg.taimr.walk.vocabulary import VOCABULARY_SCOPES, ComponentVocabulary
 from lokg.typing import Question
 
 __all__ = ["SupervisedQuestion", "ValidationRow", "WalkModule", "pad_tokens", "rank_answers"]
@@ -170,6 +171,17 @@ class WalkModule(pl.LightningModule):
         name_match: every hop logit also carries a learned-scale cosine between the hop's
             question context and the relation's name (:class:`WalkNet`); needs
             ``name_dim`` equal to ``node_dim`` (one embedder).
+        name_in_key: ``False``: the relation's key ``W_r e_r`` does not read its name, which
+            enters by ``name_match``'s cosine only (:class:`WalkNet`).
+        token_coverage: the per-hop token attention discounts tokens read at earlier hops
+            (:class:`WalkNet`).
+        stop_match: the stop logit reads how well the hop's context names a relation of the
+            graph walked (:class:`WalkNet`).
+        stop_context: ``False``: the stop logit is ``b_t`` plus ``stop_match``'s term only
+            (:class:`WalkNet`).
+        vocabulary_scope: ``"graph"`` (each hop over the graph's relations) or
+            ``"component"`` (over the topic entity's connected component's:
+            :mod:`lokg.taimr.walk.vocabulary`; the pretrained walk, trained on a union of KGs).
         init: ``"scratch"``, ``"pretrained"`` or a walk artifact (``qgat-*/``): train.py starts
             the network and the question encoder from the walk shipped in the package, or
             from that one (:func:`lokg.train_stages.init_from_pretrained`).
@@ -202,6 +214,11 @@ class WalkModule(pl.LightningModule):
         encoder_trainable_layers: int | None = None,
         min_steps: int = 0,
         name_match: bool = False,
+        name_in_key: bool = True,
+        token_coverage: bool = False,
+        stop_match: bool = False,
+        stop_context: bool = True,
+        vocabulary_scope: str = "graph",
         init: str = "scratch",
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
     ):
@@ -219,6 +236,16 @@ class WalkModule(pl.LightningModule):
             raise ValueError(
                 f"model.relation_source must be one of {RELATION_SOURCES}, got {relation_source!r}"
             )
+        if vocabulary_scope not in VOCABULARY_SCOPES:
+            raise ValueError(
+                f"model.vocabulary_scope must be one of {VOCABULARY_SCOPES}, got "
+                f"{vocabulary_scope!r}"
+            )
+        if vocabulary_scope == "component" and (graph_context or normalization != "vocabulary"):
+            raise ValueError(
+                "model.vocabulary_scope=component needs normalization=vocabulary and "
+                "graph_context=false (the hop distribution is the whole walk)"
+            )
         self.save_hyperparameters(ignore=["optimizer"])
         self.optimizer_factory = optimizer
         rel_dim = transe_dim + name_dim + 1
@@ -227,6 +254,8 @@ class WalkModule(pl.LightningModule):
             question_in_attention, question_key=question_key, question_tokens=question_tokens,
             graph_context=graph_context, normalization=normalization, name_match=name_match,
             name_span=(transe_dim, transe_dim + name_dim) if name_dim else None,
+            name_in_key=name_in_key, token_coverage=token_coverage, stop_match=stop_match,
+            stop_context=stop_context,
         )  # fmt: skip
         self.relation_table = nn.Embedding(num_relations, transe_dim)
         nn.init.normal_(self.relation_table.weight, std=transe_dim**-0.5)
@@ -236,6 +265,7 @@ class WalkModule(pl.LightningModule):
             nn.init.zeros_(self.relation_table.weight)
         self.register_buffer("relation_names", torch.zeros(num_relations, name_dim))
         self.kg: KnowledgeGraph | None = None
+        self.components: ComponentVocabulary | None = None
         self.node_features: Tensor | None = None
         self.query_encoder: Callable[[list[str]], Tensor] | None = None
         self.token_encoder: Callable[[list[str]], list[Tensor]] | None = None
@@ -283,6 +313,7 @@ class WalkModule(pl.LightningModule):
             with torch.no_grad():
                 self.relation_names.copy_(torch.as_tensor(relation_names))
         self.kg = kg
+        self.components = ComponentVocabulary(kg) if hp.vocabulary_scope == "component" else None
         self.node_features = node_features.float()
         if hp.question_encoder == "finetune":
             if question_lm is None:
@@ -317,6 +348,11 @@ class WalkModule(pl.LightningModule):
             "relation_source": hp.relation_source,
             "both_directions": hp.both_directions,
             "name_match": hp.name_match,
+            "name_in_key": hp.name_in_key,
+            "token_coverage": hp.token_coverage,
+            "stop_match": hp.stop_match,
+            "stop_context": hp.stop_context,
+            "vocabulary_scope": hp.vocabulary_scope,
         }
 
     def vocabulary(self, device=None) -> Tensor | None:
@@ -472,7 +508,13 @@ class WalkModule(pl.LightningModule):
         device = self.relation_table.weight.device
         encoded = self._encode(texts)
         feats, vocab = self.rel_feats(), self.vocabulary(device)
-        hop_logp, hop_stop = self.net.hop_log_probs(feats, *encoded, vocabulary=vocab)
+        allowed = None
+        if self.components is not None:  # each question's own component's relations
+            width = feats.size(0) if vocab is None else len(vocab)
+            allowed = self.components.allowed([s.topic for s in items], width, device)
+        hop_logp, hop_stop = self.net.hop_log_probs(
+            feats, *encoded, vocabulary=vocab, allowed=allowed
+        )
         hop_logp = widen_to_step_relations(hop_logp, vocab, feats.size(0))  # [B | 1, L, 2R]
         losses = []
         for i, s in enumerate(items):

@@ -205,7 +205,10 @@ class ScriptedWalkModel:
         )()  # fmt: skip
         self.views: list[str] = []
 
-    def hop_log_probs(self, text):
+    def scope_of(self, entity):
+        return None  # one vocabulary: the graph's
+
+    def hop_log_probs(self, text, topic=None):
         self.views.append(text)
         step = "gender^-1" if f"{ANCHOR_MARK} 's holder" in text else "children"
         return hops(self.kg, {step: 0.9}, stop=0.9)

@@ -96,6 +96,8 @@ QUESTION_KEYS = ("relation", "relation_node")
 NORMALIZATIONS = ("node", "vocabulary")
 #: tau_t at initialisation (``name_match``): a cosine gap of 0.2 is one nat
 NAME_SCALE_INIT = 5.0
+#: gamma_t's pre-softplus value at initialisation (``token_coverage``): softplus(1) = 1.31
+COVERAGE_INIT = 1.0
 
 __all__ = [
     "NORMALIZATIONS",
@@ -303,6 +305,20 @@ class WalkNet(nn.Module):
             ``graph_context=True`` by the GAT's node states, the *GAT split* of the module doc).
         name_match: add ``tau_t * cos(c_t, name(r))`` to every hop logit (module doc);
             needs the question and ``name_span``.
+        name_in_key: whether ``W_r e_r`` (the bilinear key and the relation prior) reads the
+            name columns too (default).  ``False``: the name enters the hop logit only through
+            the cosine of ``name_match``, so a relation scores on a KG never seen in training
+            on the same scale as on the training KGs (the pretrained walk; docs/design/taimr.md
+            item 27).
+        token_coverage: the token attention subtracts ``softplus(gamma_t)`` times the attention
+            each token already had at earlier hops (a coverage term, as in pointer-generator
+            summarisers): hop t's pointer moves on to a mention not read yet.
+        stop_match: the stop logit also carries ``w_t * max_r cos(c_t, name(r))`` over the
+            vocabulary (``w_t`` learned, from 0): whether the hop's context names a relation of
+            *this* KG, so stopping is decided relative to the graph walked.
+        stop_context: the stop logit reads the hop's context through ``W_s^(t)`` (default).
+            ``False`` (needs ``stop_match``): ``b_t + w_t max_r cos(c_t, name(r))`` only, a stop
+            decision with nothing to memorise of the training KGs' wording.
         name_span: ``(start, stop)``, the columns of ``rel_feats`` that hold the relation's
             name embedding (:func:`relation_features` puts them after TransE's ``d_r``).
 
@@ -333,6 +349,10 @@ class WalkNet(nn.Module):
         normalization: str = "node",
         name_match: bool = False,
         name_span: tuple[int, int] | None = None,
+        name_in_key: bool = True,
+        token_coverage: bool = False,
+        stop_match: bool = False,
+        stop_context: bool = True,
     ):
         super().__init__()
         if normalization not in NORMALIZATIONS:
@@ -394,6 +414,29 @@ class WalkNet(nn.Module):
                     f"(the question encoder's size), got {name_span!r}"
                 )
             self.name_scale = nn.Parameter(torch.empty(max_hops))  # tau_t
+        self.name_in_key = name_in_key
+        if not name_in_key:
+            if not name_match:
+                raise ValueError("name_in_key=False needs name_match=True (else no name is read)")
+            # W_r e_r reads e_r with its name columns zeroed: the name enters by the cosine only
+            mask = torch.ones(rel_dim)
+            mask[self.name_span[0] : self.name_span[1]] = 0.0
+            self.register_buffer("key_mask", mask, persistent=False)
+        self.token_coverage = token_coverage
+        if token_coverage:
+            if not question_tokens:
+                raise ValueError("token_coverage=True needs question_tokens=True")
+            self.coverage_weight = nn.Parameter(torch.empty(max_hops))  # gamma_t (softplus)
+        self.stop_match = stop_match
+        if stop_match:
+            if not name_match or normalization != "vocabulary":
+                raise ValueError(
+                    "stop_match=True needs name_match=True and normalization='vocabulary'"
+                )
+            self.stop_match_weight = nn.Parameter(torch.empty(max_hops))  # w_t
+        self.stop_context = stop_context
+        if not stop_context and not stop_match:
+            raise ValueError("stop_context=False needs stop_match=True (else stop is a constant)")
         self.reset_parameters()
 
     @property
@@ -426,6 +469,10 @@ class WalkNet(nn.Module):
         nn.init.zeros_(self.stop_bias)
         if self.name_match:
             nn.init.constant_(self.name_scale, NAME_SCALE_INIT)
+        if self.token_coverage:
+            nn.init.constant_(self.coverage_weight, COVERAGE_INIT)
+        if self.stop_match:
+            nn.init.zeros_(self.stop_match_weight)
 
     def token_attention(
         self, query: Tensor, tokens: Tensor, token_mask: Tensor | None = None
@@ -439,12 +486,16 @@ class WalkNet(nn.Module):
         tokens = F.normalize(tokens, dim=-1)  # unit rows, as pooled sentence vectors are
         keys = self.token_key(tokens)  # [B, T, d']
         prev, contexts, betas = query, [], []
+        covered = tokens.new_zeros(tokens.shape[:2])  # sum_{s<t} beta_s [B, T]
         for t in range(self.max_hops):
             u = self.token_hop[t] + self.token_recur(prev)  # [B, d']
             logits = (keys * u.unsqueeze(1)).sum(-1) / math.sqrt(self.hidden)  # [B, T]
+            if self.token_coverage:
+                logits = logits - F.softplus(self.coverage_weight[t]) * covered
             if token_mask is not None:
                 logits = logits.masked_fill(~token_mask, float("-inf"))
             beta = logits.softmax(-1)
+            covered = covered + beta
             prev = (beta.unsqueeze(-1) * tokens).sum(1)  # c_t [B, d_q]
             contexts.append(prev)
             betas.append(beta)
@@ -471,10 +522,13 @@ class WalkNet(nn.Module):
     def name_match_logits(self, ctx: Tensor, rel_feats: Tensor) -> Tensor:
         """``tau_t * cos(c_t, name(r))`` ``[B, L, V]`` for contexts ``ctx [B, L, d_q]`` and the
         step relations ``rel_feats [V, rel_dim]`` (their name columns, ``name_span``)."""
+        return self.name_scale.view(1, -1, 1) * self.name_cosines(ctx, rel_feats)
+
+    def name_cosines(self, ctx: Tensor, rel_feats: Tensor) -> Tensor:
+        """``cos(c_t, name(r))`` ``[B, L, V]`` (:meth:`name_match_logits` without ``tau_t``)."""
         start, stop = self.name_span
         names = F.normalize(rel_feats[:, start:stop], dim=-1)  # [V, d_q]
-        cos = torch.einsum("bld,vd->blv", F.normalize(ctx, dim=-1), names)
-        return self.name_scale.view(1, -1, 1) * cos
+        return torch.einsum("bld,vd->blv", F.normalize(ctx, dim=-1), names)
 
     def log_probs(
         self,
@@ -562,6 +616,7 @@ class WalkNet(nn.Module):
         token_mask: Tensor | None = None,
         vocabulary: Tensor | None = None,
         vocabulary_keys: Tensor | None = None,
+        allowed: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         """``normalization="vocabulary"``: each question's per-hop log P_t(r | q) over the
         vocabulary (the rows ``vocabulary`` of ``rel_feats``, ``None``: all) and
@@ -570,13 +625,14 @@ class WalkNet(nn.Module):
 
         Shapes:
             - **input:** ``rel_feats [2R, rel_dim]``, ``query [B, d_q]``, ``tokens [B, T, d_q]``,
-              ``token_mask [B, T]``, ``vocabulary [V]``, ``vocabulary_keys [V, d']``
+              ``token_mask [B, T]``, ``vocabulary [V]``, ``vocabulary_keys [V, d']``,
+              ``allowed [B, V]`` (bool: each question's own vocabulary; ``None``: all ``V``)
             - **output:** ``[B, L, V]``, ``[B, L]`` (``B = 1`` without the question)
         """
         if self.normalization != "vocabulary":
             raise ValueError("hop_log_probs needs normalization='vocabulary'")
         asked = self._question_queries(query, tokens, token_mask)
-        return self._hop_log_probs(asked, rel_feats, vocabulary, vocabulary_keys)
+        return self._hop_log_probs(asked, rel_feats, vocabulary, vocabulary_keys, allowed)
 
     def _hop_log_probs(
         self,
@@ -584,22 +640,40 @@ class WalkNet(nn.Module):
         rel_feats: Tensor,
         vocabulary: Tensor | None,
         vocabulary_keys: Tensor | None,
+        allowed: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
-        """:meth:`hop_log_probs` from :meth:`_question_queries`' output ``asked``."""
+        """:meth:`hop_log_probs` from :meth:`_question_queries`' output ``asked``; ``allowed``
+        ``[B, V]`` (bool), each question's own vocabulary among the ``V`` columns (``None``:
+        all; :class:`~lokg.taimr.walk.vocabulary.ComponentVocabulary`)."""
         _, q_hop, q_stop, ctx = asked  # [B|1, L, .]
         keys = vocabulary_keys
         if keys is None:
             keys = self.relation_keys(rel_feats, vocabulary)
         base = F.leaky_relu((keys * self.att[2]).sum(-1), self.negative_slope)  # [V]
         logits = base + torch.einsum("blc,vc->blv", q_hop, keys) / math.sqrt(self.hidden)
+        stop = self._stop_logits(q_stop)  # [B, L]
+        if not self.stop_context:  # b_t (+ the match term below) only
+            stop = self.stop_bias.expand_as(stop)
         if self.name_match:
             feats = rel_feats if vocabulary is None else rel_feats[vocabulary]
-            logits = logits + self.name_match_logits(ctx, feats)
-        return hop_distribution(logits, self._stop_logits(q_stop))  # [B, L, V], [B, L]
+            cos = self.name_cosines(ctx, feats)  # [B, L, V]
+            logits = logits + self.name_scale.view(1, -1, 1) * cos
+            if self.stop_match:  # w_t * max_r cos(c_t, name(r))
+                stop = stop + self.stop_match_weight.view(1, -1) * cos.amax(-1)
+        if allowed is not None:  # outside a question's vocabulary: probability 0
+            logits = torch.where(allowed.unsqueeze(1), logits, float("-inf"))
+        return hop_distribution(logits, stop)  # [B, L, V], [B, L]
 
     def relation_keys(self, rel_feats: Tensor, vocabulary: Tensor | None = None) -> Tensor:
         """``W_r e_r`` ``[V, d']`` of the rows ``vocabulary`` of ``rel_feats`` (``None``: all)."""
-        return self.lin_rel(rel_feats if vocabulary is None else rel_feats[vocabulary])
+        return self._project(rel_feats if vocabulary is None else rel_feats[vocabulary])
+
+    def _project(self, rel_feats: Tensor) -> Tensor:
+        """``W_r e_r`` ``[V, d']`` of ``rel_feats [V, rel_dim]``; with ``name_in_key=False`` the
+        name columns are zeroed first (the key sees TransE's e_r and the direction only)."""
+        if not self.name_in_key:
+            rel_feats = rel_feats * self.key_mask
+        return self.lin_rel(rel_feats)
 
     def _question_queries(
         self, query: Tensor | None, tokens: Tensor | None, token_mask: Tensor | None
@@ -642,7 +716,7 @@ class WalkNet(nn.Module):
         if query is not None and query.size(0) == 1:
             edge_owner = node_owner = None  # one question: broadcast
         used, where = torch.unique(step_relation, return_inverse=True)  # project each once
-        rp = self.lin_rel(rel_feats[used])[where]  # [m, d']
+        rp = self._project(rel_feats[used])[where]  # [m, d']
         src, dst = edge_index
         hp = None
         if self.graph_context:

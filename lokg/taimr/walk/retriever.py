@@ -62,6 +62,7 @@ from lokg.taimr.walk.net import (
 )
 from lokg.taimr.walk.rerank import Reranker, load_answer_gat, resolve_rerank
 from lokg.taimr.walk.search import answers_of, beam_search, beam_walk
+from lokg.taimr.walk.vocabulary import ComponentVocabulary
 from lokg.typing import Question
 
 __all__ = ["WalkModel", "WalkRetriever", "build_learned"]
@@ -97,6 +98,7 @@ class WalkModel:
         use_names: bool = True,
         question_lm: QuestionLM | None = None,
         both_directions: bool = True,
+        vocabulary_scope: str = "graph",
     ):
         self.net = net.eval()
         self.question_lm = question_lm
@@ -109,6 +111,8 @@ class WalkModel:
         #: all 2R rows when the network walked both directions, else the R forward ones
         self.vocabulary = None if both_directions else torch.arange(kg.num_relations)
         self.vocabulary_keys = None
+        #: ``vocabulary_scope="component"``: each topic's component's relations only
+        self.components = ComponentVocabulary(kg) if vocabulary_scope == "component" else None
         if net.normalization == "vocabulary":
             with torch.no_grad():  # [V, d'], once per graph
                 self.vocabulary_keys = net.relation_keys(self.rel_feats, self.vocabulary)
@@ -132,15 +136,29 @@ class WalkModel:
         return q, torch.from_numpy(self.embedder.encode_tokens([question], "query")[0])[None], None
 
     @torch.no_grad()
-    def hop_log_probs(self, question: str) -> tuple[np.ndarray, np.ndarray]:
+    def hop_log_probs(
+        self, question: str, topic: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``normalization="vocabulary"``: ``(log P_t(r | q) [L, 2R], log P_t(stop | q) [L])``,
-        the columns step relations (what :func:`~lokg.taimr.walk.search.beam_walk` reads)."""
+        the columns step relations (what :func:`~lokg.taimr.walk.search.beam_walk` reads);
+        under ``vocabulary_scope="component"`` over ``topic``'s component's relations."""
         q, tokens, mask = self.question(question)
+        allowed = None
+        if self.components is not None:
+            if topic is None:
+                raise ValueError("a component-scoped walk needs the topic entity")
+            width = self.rel_feats.size(0) if self.vocabulary is None else len(self.vocabulary)
+            allowed = self.components.allowed([topic], width)
         logp, stop = self.net.hop_log_probs(
-            self.rel_feats, q, tokens, mask, self.vocabulary, self.vocabulary_keys
+            self.rel_feats, q, tokens, mask, self.vocabulary, self.vocabulary_keys, allowed
         )
         logp = widen_to_step_relations(logp, self.vocabulary, self.rel_feats.size(0))
         return logp[0].double().numpy(), stop[0].double().numpy()
+
+    def scope_of(self, entity: int) -> int | None:
+        """The vocabulary ``entity``'s walk is normalised over: its component, or ``None``
+        (the graph's)."""
+        return None if self.components is None else self.components.component_of(entity)
 
     @torch.no_grad()
     def log_probs(self, graph: WalkGraph, question: str) -> tuple[np.ndarray, np.ndarray]:
@@ -248,10 +266,13 @@ class WalkRetriever(Retriever):
             return self._retrieve_anchors(question, topics, unknown, k)
         if net.gat_split and several and self.anchors == "join":
             return self._retrieve_anchors_on_graphs(question, topics, unknown, k)
-        hop = self.model.hop_log_probs(question.text) if lazy and topics else None
+        hops: dict = {}  # one hop distribution per vocabulary (the graph's, or a component's)
         for topic in topics:
-            if hop is not None:
-                g, walks = self._beam(topic.entity, hop)
+            if lazy:
+                scope = self.model.scope_of(topic.entity)
+                if scope not in hops:
+                    hops[scope] = self.model.hop_log_probs(question.text, topic.entity)
+                g, walks = self._beam(topic.entity, hops[scope])
                 if not walks:
                     continue
             else:
@@ -290,7 +311,9 @@ class WalkRetriever(Retriever):
     def _retrieve_anchors(self, question: Question, topics, unknown, k: int) -> RetrievalResult:
         """Several anchors (module doc): each walks with its view; the join ranks."""
         hops = [
-            self.model.hop_log_probs(anchor_view(question.text, t.label, question.topic_entities))
+            self.model.hop_log_probs(
+                anchor_view(question.text, t.label, question.topic_entities), t.entity
+            )
             for t in topics
         ]
         candidates: set[int] = set()
@@ -431,8 +454,9 @@ def build_learned(
         shape_ok = relation_embeddings.shape == (kg.num_relations, a["transe_dim"])
         transe = relation_embeddings if shape_ok else None
     model = WalkModel(
-        net, kg, embedder, transe, a["transe_dim"], a["name_dim"] > 0, lm, a["both_directions"]
-    )
+        net, kg, embedder, transe, a["transe_dim"], a["name_dim"] > 0, lm, a["both_directions"],
+        a["vocabulary_scope"],
+    )  # fmt: skip
     fb = None
     if fallback == "semantic":
         from lokg.taimr.retriever import SemanticRetriever

@@ -1,0 +1,136 @@
+"""The pretrained walk's transfer switches (docs/design/taimr.md item 27): the component
+vocabulary, the token coverage, the stop match, the name-free key."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lokg.kg.graph import KnowledgeGraph
+from lokg.taimr.walk.net import WalkNet
+from lokg.taimr.walk.vocabulary import ComponentVocabulary
+
+from .conftest import DIM
+
+# two KGs in one graph: a -r0-> b -r1-> c, and d -r2-> e; f is isolated
+TWO_KGS = [("a", "r0", "b"), ("b", "r1", "c"), ("d", "r2", "e")]
+
+
+def two_kgs() -> KnowledgeGraph:
+    return KnowledgeGraph.from_labeled_triples(TWO_KGS, extra_entities=["f"])
+
+
+def test_components_hold_their_own_relations():
+    kg = two_kgs()
+    vocab = ComponentVocabulary(kg)
+    a, c, d, f = (kg.entities[x] for x in "acdf")
+    assert vocab.component_of(a) == vocab.component_of(c) != vocab.component_of(d)
+    r = {x: kg.relations[x] for x in ("r0", "r1", "r2")}
+    assert sorted(vocab.relations_of(c).tolist()) == sorted([r["r0"], r["r1"]])
+    assert vocab.relations_of(d).tolist() == [r["r2"]]
+    assert vocab.relations_of(f).tolist() == []
+
+
+def test_allowed_marks_forward_and_inverse_steps_of_the_topics_component():
+    kg = two_kgs()
+    vocab = ComponentVocabulary(kg)
+    R = kg.num_relations
+    a, d, f = (kg.entities[x] for x in "adf")
+    allowed = vocab.allowed([a, d, f], 2 * R)
+    r0, r1, r2 = (kg.relations[x] for x in ("r0", "r1", "r2"))
+    assert allowed[0].nonzero().flatten().tolist() == sorted([r0, r1, r0 + R, r1 + R])
+    assert allowed[1].nonzero().flatten().tolist() == sorted([r2, r2 + R])
+    assert allowed[2].all()  # isolated: nothing to walk, every column kept (no empty softmax)
+    assert vocab.allowed([d], R)[0].nonzero().flatten().tolist() == [r2]  # forward only
+    with pytest.raises(ValueError, match="vocabulary width must be 3 or 6"):
+        vocab.allowed([a], 5)
+
+
+def _net(**kw) -> WalkNet:
+    torch.manual_seed(0)
+    return WalkNet(
+        4, 4 + DIM + 1, DIM, hidden=8, heads=2, dropout=0.0, max_hops=2, graph_context=False,
+        normalization="vocabulary", question_tokens=True, name_match=True,
+        name_span=(4, 4 + DIM), **kw,
+    ).eval()  # fmt: skip
+
+
+def test_a_question_hop_distribution_covers_only_its_vocabulary():
+    """log P_t(r | q) = logit_t(r) - log(sum over the allowed r' and stop): the disallowed
+    relations get probability 0 and the rest, with stop, sum to one at each hop."""
+    net = _net()
+    feats = torch.randn(6, 4 + DIM + 1)
+    q, tokens = torch.randn(1, DIM), torch.randn(1, 5, DIM)
+    allowed = torch.tensor([[True, False, True, False, False, True]])
+    with torch.no_grad():
+        full_lp, full_stop = net.hop_log_probs(feats, q, tokens)
+        lp, stop = net.hop_log_probs(feats, q, tokens, allowed=allowed)
+    assert torch.isinf(lp[0, :, ~allowed[0]]).all()
+    for t in range(2):
+        total = lp[0, t, allowed[0]].exp().sum() + (stop[0, t].exp() if t else 0.0)
+        assert float(total) == pytest.approx(1.0, abs=1e-5)
+    # the allowed logits are the unmasked ones, renormalised: the same differences
+    diff = lp[0, 1, allowed[0]] - full_lp[0, 1, allowed[0]]
+    assert torch.allclose(diff, diff[0].expand_as(diff), atol=1e-5)
+    assert float(stop[0, 1] - full_stop[0, 1]) == pytest.approx(float(diff[0]), abs=1e-5)
+
+
+def test_token_coverage_moves_the_pointer_off_a_token_already_read():
+    """With gamma large, hop 1 cannot attend the token hop 0 attended (beta_1 -> 0 there)."""
+    net = _net(token_coverage=True)
+    with torch.no_grad():
+        net.coverage_weight.fill_(50.0)  # softplus(50) = 50
+        net.token_hop.zero_()
+        net.token_hop[0, 0] = 30.0  # hop 0's query: key dimension 0
+        net.token_recur.weight.zero_()
+        net.token_key.weight.zero_()
+        net.token_key.weight[0, 0] = 1.0
+    tokens = torch.zeros(1, 3, DIM)
+    tokens[0, 0, 0] = 1.0  # token 0 answers hop 0's query; tokens 1, 2 are alike
+    tokens[0, 1, 1] = tokens[0, 2, 2] = 1.0
+    with torch.no_grad():
+        _, beta = net.token_attention(torch.zeros(1, DIM), tokens)
+    assert float(beta[0, 0, 0]) > 0.99
+    assert float(beta[0, 1, 0]) < 1e-6
+    assert float(beta[0, 1, 1]) == pytest.approx(0.5, abs=1e-4)
+
+
+def test_stop_match_and_stop_context_set_the_stop_logit():
+    """stop_context=False, stop_match: logit(stop) = b_t + w_t max_r cos(c_t, name(r)), so
+    the stop-vs-relation log-odds move by exactly (w' - w) max_r cos when w_t changes, and
+    W_s (the context's stop projection) no longer enters."""
+    net = _net(stop_match=True, stop_context=False)
+    feats = torch.randn(4, 4 + DIM + 1)
+    q, tokens = torch.randn(1, DIM), torch.randn(1, 3, DIM)
+
+    def log_odds() -> torch.Tensor:  # logit(stop) - logit(r) at hop 1, [V]
+        with torch.no_grad():
+            lp, stop = net.hop_log_probs(feats, q, tokens)
+        return stop[0, 1] - lp[0, 1]
+
+    with torch.no_grad():
+        cos = net.name_cosines(net._question_queries(q, tokens, None)[3], feats)
+    before = log_odds()
+    with torch.no_grad():
+        net.stop_match_weight[1] -= 2.0
+    assert torch.allclose(
+        log_odds() - before, torch.full_like(before, -2.0 * float(cos[0, 1].max())), atol=1e-5
+    )
+    moved = log_odds()
+    with torch.no_grad():
+        net.stop_query.weight.normal_()
+    assert torch.allclose(log_odds(), moved)
+    with pytest.raises(ValueError, match="stop_context=False needs stop_match=True"):
+        _net(stop_context=False)
+
+
+def test_a_name_free_key_ignores_the_relation_name():
+    """name_in_key=False: W_r e_r is the same for two relations that differ in name only."""
+    net = _net(name_in_key=False)
+    feats = torch.zeros(2, 4 + DIM + 1)
+    feats[:, :4] = 1.0
+    feats[0, 4:-1], feats[1, 4:-1] = torch.randn(DIM), torch.randn(DIM)
+    keys = net.relation_keys(feats)
+    assert torch.allclose(keys[0], keys[1])
+    with pytest.raises(ValueError, match="name_in_key=False needs name_match=True"):
+        WalkNet(4, 4 + DIM + 1, DIM, name_in_key=False, name_span=(4, 4 + DIM))
