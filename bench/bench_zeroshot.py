@@ -235,16 +235,20 @@ def same_training(saved, wanted, nodes: Sequence[str] = COMPARED) -> bool:
     equal :func:`training_signature`, and equal ``trainer.max_epochs`` or, when the run has a
     ``model.min_steps`` floor, more saved epochs than asked (train.py raised them to reach
     the floor: :func:`lokg.train_stages.stretch_epochs_to_min_steps`; the same run raises
-    its own alike)."""
+    its own alike, and sets ``trainer.check_val_every_n_epoch`` with them)."""
     a, b = training_signature(saved, nodes), training_signature(wanted, nodes)
     had = a.get("trainer", {}).pop("max_epochs", None)
     asked = b.get("trainer", {}).pop("max_epochs", None)
+    had_every = a.get("trainer", {}).pop("check_val_every_n_epoch", None) or 1
+    asked_every = b.get("trainer", {}).pop("check_val_every_n_epoch", None) or 1
     if a != b:
         return False
     if had == asked:
-        return True
+        return had_every == asked_every
     floor = (b.get("model") or {}).get("min_steps") or 0
-    return isinstance(had, int) and isinstance(asked, int) and had > asked > 0 and floor > 0
+    raised = isinstance(had, int) and isinstance(asked, int) and had > asked > 0 and floor > 0
+    # a raised run also sets its validation interval, unless the command set one
+    return raised and (had_every == asked_every or asked_every == 1)
 
 
 def trained_walk(cfg: DictConfig) -> Path | None:

@@ -143,6 +143,14 @@ def test_epochs_raised_to_the_step_floor_match_the_epochs_asked_and_only_then(be
     assert not bench.same_training(
         _cfg(model=floorless, trainer={"max_epochs": 25}), _cfg(model=floorless)
     )
+    # a raised run sets its validation interval with its epochs (train_stages.STRETCHED_VAL_CHECKS)
+    raised = {"max_epochs": 200, "check_val_every_n_epoch": 10}
+    assert bench.same_training(_cfg(trainer=raised), _cfg(trainer={"check_val_every_n_epoch": 1}))
+    assert bench.same_training(_cfg(trainer=raised), _cfg())
+    assert not bench.same_training(
+        _cfg(trainer=raised), _cfg(trainer={"check_val_every_n_epoch": 5})
+    )
+    assert not bench.same_training(_cfg(trainer={"check_val_every_n_epoch": 10}), _cfg())
 
 
 def test_a_start_walk_is_compared_by_its_directory_name(bench):

@@ -276,6 +276,7 @@ def test_model_configs_set_the_monitored_metric_for_any_dataset(make_cfg, overri
         (240, ["debug=limit"], 2),  # a debug run keeps its epochs
         (240, ["trainer.max_epochs=-1"], -1),  # no epoch limit: nothing to raise
         (240, ["trainer.max_epochs=null"], None),  # Lightning's default: left to it
+        (10, [], 200),  # 1 batch: 200 epochs, validated every 10 (test below)
     ],
 )
 def test_small_training_sets_get_min_steps(make_cfg, n_train, overrides, epochs):
@@ -287,3 +288,28 @@ def test_small_training_sets_get_min_steps(make_cfg, n_train, overrides, epochs)
     dm = SimpleNamespace(questions={"train": [None] * n_train}, batch_size=32)
     assert stretch_epochs_to_min_steps(cfg, dm, cfg.model.min_steps) == epochs
     assert cfg.trainer.max_epochs == epochs
+
+
+@pytest.mark.parametrize(
+    ("n_train", "overrides", "epochs", "every"),
+    [
+        (10, [], 200, 10),  # 200 epochs of one step: 20 validations, not 200
+        (50, [], 100, 5),  # 2 batches: 100 epochs, every 5
+        (90, [], 69, 3),  # 3 batches: 67 epochs, every 67 // 20 = 3, rounded up to 69
+        (240, [], 25, None),  # 25 epochs: fewer than 40, each validated as before
+        (10, ["trainer.check_val_every_n_epoch=4"], 200, 4),  # the command's interval stands
+    ],
+)
+def test_a_raised_run_validates_about_twenty_times(make_cfg, n_train, overrides, epochs, every):
+    """When min_steps raises the epochs, validation runs every need // 20 epochs, the last
+    epoch included (a 10-question run validated 520 questions after each of 200 epochs)."""
+    from lokg.train_stages import STRETCHED_VAL_CHECKS, stretch_epochs_to_min_steps
+
+    assert STRETCHED_VAL_CHECKS == 20
+    cfg = make_cfg("train", ["experiment=train_walk", *overrides])
+    dm = SimpleNamespace(questions={"train": [None] * n_train}, batch_size=32)
+    assert stretch_epochs_to_min_steps(cfg, dm, cfg.model.min_steps) == epochs
+    got = cfg.trainer.get("check_val_every_n_epoch")
+    assert (got if got != 1 else None) == every
+    if every:
+        assert epochs % every == 0

@@ -1,0 +1,192 @@
+"""Chain questions over random graphs whose relations are random words: pretraining data for
+the pretrained walk (issue 40 §1, "synthetic graphs with generated questions"; beyond the
+paper; docs/design/taimr.md item 27).  ``data=synthetic_chains``.
+
+Why: the walk pretrained on the bundled sets learns *which* relations their questions chain
+and how many hops each family's questions take (PathQuestion's family relations in two or
+three hops, the stand-ins' in one or two), and carries those priors to a KG it never saw,
+where it stops early.  Here every graph has its own relation vocabulary drawn at random from
+a word list, so nothing but the mechanism transfers: find each relation the question names,
+in the order the phrasing composes them, and stop when none is left.
+
+Each of ``graphs`` graphs: ``entities`` entities named ``<word>_<word>``, ``relations``
+relations labelled ``syn.<word>`` (read as the words "syn <word>"), and for every entity
+``out_degree`` relations of it drawn at random, each with one tail (two with probability
+``multi``): near-functional chains, as a KB's.  A question: a topic entity, a chain of 1 to
+``max_hops`` relations that can be followed from it (drawn by walking its edges), the answers
+every entity the chain reaches, the gold path the walk taken; asked in one of three English
+compositions of relational nouns (:data:`TEMPLATES`: nested "the r2 of the r1 of e",
+possessive "e 's r1 's r2", and the two mixed), each with a "what is" or "who is" opening.
+A (topic, chain) pair is asked once.  Split: ``val_fraction`` of the questions to val by a
+seeded shuffle, the rest to train, none to test (a pretraining set; it is never reported on).
+
+Words: lokg/resources/words/words.txt (lokg/resources/words/SOURCE.txt), extracted by::
+
+    words = [w.strip() for w in open(<MiniLM model dir>/vocab.txt)]
+    [w for w in words if re.fullmatch(r"[a-z]{4,10}", w)][:3000]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from lokg.data.sources import DatasetSource, RawDataset, resource_path
+from lokg.errors import InputError
+from lokg.kg.graph import KnowledgeGraph
+from lokg.typing import Question
+
+__all__ = ["TEMPLATES", "SyntheticChainsSource", "ask"]
+
+WORDS_FILE = "words/words.txt"
+
+#: how a chain ``r_1 .. r_k`` from ``e`` is asked (``k`` >= 2 for the mixed forms)
+TEMPLATES = ("nested", "possessive", "mixed")
+
+
+def ask(template: str, topic: str, chain: list[str], opening: str = "what is") -> str:
+    """The question for ``chain`` (relation words, first hop first) from ``topic``:
+
+    - nested: ``what is the r3 of the r2 of the r1 of e ?``
+    - possessive: ``what is e 's r1 's r2 's r3 ?``
+    - mixed: ``what is the r3 of e 's r1 's r2 ?`` (the last hop nested, the rest possessive)
+    """
+    if template == "nested":
+        body = " of ".join(f"the {r}" for r in reversed(chain)) + f" of {topic}"
+    elif template == "possessive":
+        body = topic + "".join(f" 's {r}" for r in chain)
+    elif template == "mixed":
+        if len(chain) < 2:
+            raise ValueError("the mixed form needs a chain of two relations or more")
+        body = f"the {chain[-1]} of {topic}" + "".join(f" 's {r}" for r in chain[:-1])
+    else:
+        raise ValueError(f"template must be one of {TEMPLATES}, got {template!r}")
+    return f"{opening} {body} ?"
+
+
+class SyntheticChainsSource(DatasetSource):
+    """Random-word graphs and chain questions over them (module doc).
+
+    Args:
+        name: the dataset's name.
+        graphs: how many graphs (disjoint: no edge joins two).
+        entities: entities per graph.  relations: relations per graph.
+        out_degree: relations per entity.  multi: chance a step has a second tail.
+        questions: questions drawn in all (fewer when (topic, chain) pairs repeat).
+        max_hops: longest chain.  val_fraction: share of the questions in val.
+        seed: the draw (fixed: the set is generated, not picked).
+    """
+
+    paper_setting = False
+    inverse = "never"
+
+    def __init__(
+        self,
+        name: str = "synthetic_chains",
+        graphs: int = 50,
+        entities: int = 120,
+        relations: int = 12,
+        out_degree: int = 3,
+        multi: float = 0.2,
+        questions: int = 6000,
+        max_hops: int = 3,
+        val_fraction: float = 0.1,
+        seed: int = 0,
+    ):
+        for key, value in {"graphs": graphs, "entities": entities, "relations": relations,
+                           "out_degree": out_degree, "questions": questions,
+                           "max_hops": max_hops}.items():  # fmt: skip
+            if int(value) < 1:
+                raise InputError(f"data.source.{key}={value}; expected a whole number >= 1")
+        if out_degree > relations:
+            raise InputError(f"data.source.out_degree={out_degree} exceeds relations={relations}")
+        if not 0.0 <= val_fraction < 1.0:
+            raise InputError(f"data.source.val_fraction={val_fraction}; expected 0 <= x < 1")
+        self.name = name
+        self.settings = {
+            "graphs": int(graphs), "entities": int(entities), "relations": int(relations),
+            "out_degree": int(out_degree), "multi": float(multi), "questions": int(questions),
+            "max_hops": int(max_hops), "val_fraction": float(val_fraction), "seed": int(seed),
+        }  # fmt: skip
+
+    def files(self) -> list[Path]:
+        return [resource_path(WORDS_FILE)]
+
+    def config(self) -> dict:
+        return {**super().config(), **self.settings}
+
+    def load(self) -> RawDataset:
+        s = self.settings
+        rng = np.random.default_rng(s["seed"])
+        words = resource_path(WORDS_FILE).read_text(encoding="utf-8").split()
+        triples: list[tuple[str, str, str]] = []
+        out: dict[str, dict[str, list[str]]] = {}  # head -> relation -> tails
+        taken: set[str] = set()
+        per_graph: list[list[str]] = []
+        for _ in range(s["graphs"]):
+            rels = [f"syn.{w}" for w in rng.choice(words, s["relations"], replace=False)]
+            ents = []
+            while len(ents) < s["entities"]:
+                a, b = rng.choice(words, 2, replace=False)
+                if (label := f"{a}_{b}") not in taken:
+                    taken.add(label)
+                    ents.append(label)
+            for h in ents:
+                for r in rng.choice(rels, s["out_degree"], replace=False):
+                    tails = rng.choice(ents, 2 if rng.random() < s["multi"] else 1, replace=False)
+                    for t in tails:
+                        triples.append((h, str(r), str(t)))
+                        out.setdefault(h, {}).setdefault(str(r), []).append(str(t))
+            per_graph.append(ents)
+        kg = KnowledgeGraph.from_labeled_triples(triples, name=self.name)
+        questions = self._questions(rng, per_graph, out)
+        order = rng.permutation(len(questions))
+        n_val = round(len(questions) * s["val_fraction"])
+        val = [questions[i] for i in sorted(order[:n_val])]
+        train = [questions[i] for i in sorted(order[n_val:])]
+        report = (
+            f"{self.name}: {s['graphs']} random-word graphs, {len(triples)} triples, "
+            f"{len(questions)} chain questions"
+        )
+        return RawDataset(kg, {"train": train, "val": val, "test": []}, presplit=True,
+                          reports=[report])  # fmt: skip
+
+    def _questions(self, rng, per_graph, out) -> list[Question]:
+        s = self.settings
+        seen: set[tuple] = set()
+        questions: list[Question] = []
+        for _ in range(s["questions"]):
+            ents = per_graph[int(rng.integers(len(per_graph)))]
+            topic = ents[int(rng.integers(len(ents)))]
+            hops = int(rng.integers(1, s["max_hops"] + 1))
+            path, node = [], topic
+            for _ in range(hops):
+                steps = out.get(node)
+                if not steps:
+                    break
+                r = sorted(steps)[int(rng.integers(len(steps)))]
+                t = steps[r][int(rng.integers(len(steps[r])))]
+                path.append((node, r, t))
+                node = t
+            chain = tuple(r for _, r, _ in path)
+            if not chain or (topic, chain) in seen:
+                continue
+            seen.add((topic, chain))
+            frontier = {topic}
+            for r in chain:  # every entity the chain reaches
+                frontier = {t for h in frontier for t in out.get(h, {}).get(r, [])}
+            forms = [t for t in TEMPLATES if t != "mixed" or len(chain) > 1]
+            form = forms[int(rng.integers(len(forms)))]
+            opening = ("what is", "who is")[int(rng.integers(2))]
+            words = [r.split(".", 1)[1] for r in chain]
+            questions.append(
+                Question(
+                    id=f"{self.name}-{len(questions):05d}",
+                    text=ask(form, topic, words, opening),
+                    answers=tuple(sorted(frontier)),
+                    topic_entities=(topic,),
+                    gold_path=tuple(path),
+                )
+            )
+        return questions
