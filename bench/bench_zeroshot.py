@@ -3,7 +3,7 @@
     python bench/bench_zeroshot.py [--families pathquestion pql webqsp cwq generated]
         [--data <set> ...] [--split val|test] [--budget 128] [--limit N] [--pool <member> ...]
         [--train-override K=V ...] [--walk-override K=V ...] [--json PATH] [--dry-run]
-        [--rerun-test "<reason>"]
+        [--rerun-test "<reason>"] [--pretrain pretrain_walk|pretrain_walk_synthetic]
     python bench/bench_zeroshot.py --curve [--curve-sizes 0 10 50 200 all]
         [--curve-from shipped|loo] [--data <set> ...] [the options above]
 
@@ -25,7 +25,9 @@ through the real entry point (``python train.py``, a subprocess under ``$LOKG_RO
 
 (a) the leave-one-out walk: ``python train.py experiment=pretrain_walk
     '~data.source.members.<m>' ...`` for every member of the family (and every member not in
-    ``--pool``, the pretraining pool: all members by default);
+    ``--pool``, the pretraining pool: all members by default); ``--pretrain
+    pretrain_walk_synthetic`` trains it with that experiment config instead (the candidate
+    of docs/design/taimr.md item 28: the synthetic member stays in, as it is in no family);
 (b) ``zero-shot``: each of the family's sets answered by (a) (``bench_retrieval``'s
     ``pretrained walk`` row with ``retriever.model_dir=<(a)>``: ``scos=off``, as the
     pretrained walk reads relations by name only; no walk trained on the set);
@@ -590,9 +592,14 @@ def per_kg_walk(trainings: Trainings, data: str, size: str = "all") -> Walk:
     return trainings.walk(f"{what}, {data}", _set_data(data, size), ["experiment=train_walk"])
 
 
-def loo_walk(trainings: Trainings, family: Family, pool, members) -> Walk:
-    extra = ["experiment=pretrain_walk", *leave_out_overrides(family, pool, members)]
-    return trainings.walk(f"walk pretrained without {family.name}", [], extra)
+def loo_walk(
+    trainings: Trainings, family: Family, pool, members, pretrain: str = "pretrain_walk"
+) -> Walk:
+    extra = [f"experiment={pretrain}", *leave_out_overrides(family, pool, members)]
+    label = f"walk pretrained ({pretrain}) without {family.name}"
+    if pretrain == "pretrain_walk":
+        label = f"walk pretrained without {family.name}"
+    return trainings.walk(label, [], extra)
 
 
 def finetuned_walk(trainings: Trainings, data: str, start: Walk, size: str = "all") -> Walk:
@@ -611,7 +618,7 @@ def table(args, trainings: Trainings, evals: Evaluations, members) -> list[SetRe
         sets = [s for s in family.sets if not args.data or s in args.data]
         if not sets:
             continue
-        loo = loo_walk(trainings, family, args.pool, members)
+        loo = loo_walk(trainings, family, args.pool, members, args.pretrain)
         for data in sets:
             rows = {
                 ZERO_SHOT: Row(data, PRETRAINED_ROW, f":loo-{name}", loo),
@@ -647,7 +654,7 @@ def curves(args, trainings: Trainings, evals: Evaluations, members) -> list[Curv
         family = next(f for f in FAMILIES.values() if data in f.sets)
         start = SHIPPED
         if args.curve_from == "loo":
-            start = loo_walk(trainings, family, args.pool, members)
+            start = loo_walk(trainings, family, args.pool, members, args.pretrain)
         trainings.transe(_set_data(data))  # the curves' walks are all answered on data=<set>
         start_tag = "shipped" if start is SHIPPED else f"loo-{family.name}"
         for size in args.curve_sizes:
@@ -848,6 +855,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--curve", action="store_true", help="the learning curves instead")
     ap.add_argument("--curve-sizes", nargs="+", type=_size, default=list(CURVE_SIZES))
     ap.add_argument("--curve-from", default="shipped", choices=CURVE_FROM)
+    ap.add_argument(
+        "--pretrain",
+        default="pretrain_walk",
+        metavar="EXPERIMENT",
+        help="the experiment config the leave-one-out walks train with (pretrain_walk_synthetic: "
+        "the candidate of docs/design/taimr.md item 28)",
+    )
     ap.add_argument("--json", default=None, metavar="PATH", help="also write the numbers here")
     ap.add_argument("--dry-run", action="store_true", help="print the commands, train nothing")
     ap.add_argument(
