@@ -3,6 +3,7 @@ vocabulary, the token coverage, the stop match, the name-free key."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -134,3 +135,67 @@ def test_a_name_free_key_ignores_the_relation_name():
     assert torch.allclose(keys[0], keys[1])
     with pytest.raises(ValueError, match="name_in_key=False needs name_match=True"):
         WalkNet(4, 4 + DIM + 1, DIM, name_in_key=False, name_span=(4, 4 + DIM))
+
+
+def test_a_component_scoped_walk_retrieves_within_the_topics_kg(tmp_path):
+    """build_learned on a walk recorded with vocabulary_scope=component: each topic's hop is
+    over its own component's relations (the other KG's get probability 0), the retriever
+    finds its answers there, and a hop without its topic is refused."""
+    from lokg.taimr.walk.artifact import save_walk_network
+    from lokg.taimr.walk.retriever import build_learned
+    from lokg.typing import Question
+
+    from .conftest import KeywordEncoder
+
+    kg = two_kgs()
+    arch = {"node_dim": DIM, "rel_dim": 4 + DIM + 1, "query_dim": DIM, "name_dim": DIM,
+            "transe_dim": 4, "hidden": 8, "heads": 2, "max_hops": 2,
+            "question_in_attention": True, "question_key": "relation", "question_tokens": False,
+            "graph_context": False, "normalization": "vocabulary", "name_match": True,
+            "relation_source": "none", "both_directions": True,
+            "vocabulary_scope": "component"}  # fmt: skip
+    net = WalkNet(
+        DIM, 4 + DIM + 1, DIM, hidden=8, heads=2, dropout=0.0, max_hops=2, graph_context=False,
+        normalization="vocabulary", name_match=True, name_span=(4, 4 + DIM),
+    )  # fmt: skip  # pooled question (the keyword test encoder has no token vectors)
+    save_walk_network(tmp_path, net, arch, np.zeros((3, 4), np.float32), {"relations": []})
+    walk = build_learned(kg, KeywordEncoder(model_id="test/keywords"), tmp_path, max_hops=2)
+    R, d = kg.num_relations, kg.entities["d"]
+    logp, _ = walk.model.hop_log_probs("what is the r2 of d ?", d)
+    r2 = kg.relations["r2"]
+    assert set(np.flatnonzero(np.isfinite(logp[0])).tolist()) == {r2, r2 + R}
+    with pytest.raises(ValueError, match="needs the topic entity"):
+        walk.model.hop_log_probs("what is the r2 of d ?")
+    res = walk.retrieve(Question("q", "what is the r2 of d ?", ("e",), ("d",)))
+    assert {a.label for a in res.answers} == {"e"}
+
+
+def test_training_normalises_each_question_over_its_own_component():
+    """The training loss reads each question's hop distribution over its topic's component:
+    with fewer relations competing, every supervised path is at least as likely (loss no
+    higher than over the whole graph, same weights), and a question whose component holds
+    every relation gets the same loss either way."""
+    from lokg.typing import Question
+
+    from .conftest import KeywordEncoder
+    from .test_walk import _module
+
+    kg = two_kgs()
+    enc = KeywordEncoder(model_id="test/keywords")
+    kw = {"graph_context": False, "normalization": "vocabulary", "name_match": True}
+    graph_scoped = _module(kg, enc, **kw)
+    component_scoped = _module(kg, enc, vocabulary_scope="component", **kw)
+    asks = [Question("q1", "what is the r0 of a ?", ("b",), ("a",)),
+            Question("q2", "what is the r2 of d ?", ("e",), ("d",))]  # fmt: skip
+    with torch.no_grad():
+        lg, _ = graph_scoped._batch_loss([graph_scoped.supervise(q) for q in asks])
+        lc, _ = component_scoped._batch_loss([component_scoped.supervise(q) for q in asks])
+    assert float(lc) < float(lg)
+    one_kg = KnowledgeGraph.from_labeled_triples(TWO_KGS[:2])
+    a, b = _module(one_kg, enc, **kw), _module(one_kg, enc, vocabulary_scope="component", **kw)
+    with torch.no_grad():
+        la, _ = a._batch_loss([a.supervise(asks[0])])
+        lb, _ = b._batch_loss([b.supervise(asks[0])])
+    assert float(la) == pytest.approx(float(lb), abs=1e-6)
+    with pytest.raises(ValueError, match="vocabulary_scope=component needs"):
+        _module(kg, enc, vocabulary_scope="component")  # the node-normalised GAT walk
