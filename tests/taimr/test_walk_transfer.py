@@ -199,3 +199,25 @@ def test_training_normalises_each_question_over_its_own_component():
     assert float(la) == pytest.approx(float(lb), abs=1e-6)
     with pytest.raises(ValueError, match="vocabulary_scope=component needs"):
         _module(kg, enc, vocabulary_scope="component")  # the node-normalised GAT walk
+
+
+def test_the_stop_match_reads_the_questions_own_vocabulary():
+    """Under a restricted vocabulary the stop match's max runs over the allowed relations
+    only: a relation of another KG that the context names better does not move the stop."""
+    net = _net(stop_match=True, stop_context=False)
+    feats = torch.randn(4, 4 + DIM + 1)
+    q, tokens = torch.randn(1, DIM), torch.randn(1, 3, DIM)
+    with torch.no_grad():
+        net.stop_match_weight.fill_(-3.0)
+        cos = net.name_cosines(net._question_queries(q, tokens, None)[3], feats)[0, 1]
+        best = int(cos.argmax())
+        allowed = torch.ones(1, 4, dtype=torch.bool)
+        allowed[0, best] = False
+        lp, stop = net.hop_log_probs(feats, q, tokens, allowed=allowed)
+    rest = cos[allowed[0]].max()
+    kept = int(allowed[0].nonzero()[0])
+    # logit(stop) - logit(r) for an allowed r, with the max over the allowed relations
+    with torch.no_grad():
+        full_lp, full_stop = net.hop_log_probs(feats, q, tokens)
+    shift = (stop[0, 1] - lp[0, 1, kept]) - (full_stop[0, 1] - full_lp[0, 1, kept])
+    assert float(shift) == pytest.approx(-3.0 * float(rest - cos.max()), abs=1e-5)

@@ -658,7 +658,9 @@ class WalkNet(nn.Module):
             feats = rel_feats if vocabulary is None else rel_feats[vocabulary]
             cos = self.name_cosines(ctx, feats)  # [B, L, V]
             logits = logits + self.name_scale.view(1, -1, 1) * cos
-            if self.stop_match:  # w_t * max_r cos(c_t, name(r))
+            if self.stop_match:  # w_t * max_r cos(c_t, name(r)), r in the question's vocabulary
+                if allowed is not None:
+                    cos = torch.where(allowed.unsqueeze(1), cos, float("-inf"))
                 stop = stop + self.stop_match_weight.view(1, -1) * cos.amax(-1)
         if allowed is not None:  # outside a question's vocabulary: probability 0
             logits = torch.where(allowed.unsqueeze(1), logits, float("-inf"))
