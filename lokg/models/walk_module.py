@@ -134,6 +134,18 @@ def rank_answers(
     return order, total, {a: w.steps for a, (_, w) in found.items()}
 
 
+def _check_vocabulary_scope(scope: str, graph_context: bool, normalization: str) -> None:
+    if scope not in VOCABULARY_SCOPES:
+        raise ValueError(
+            f"model.vocabulary_scope must be one of {VOCABULARY_SCOPES}, got {scope!r}"
+        )
+    if scope == "component" and (graph_context or normalization != "vocabulary"):
+        raise ValueError(
+            "model.vocabulary_scope=component needs normalization=vocabulary and "
+            "graph_context=false (the hop distribution is the whole walk)"
+        )
+
+
 class WalkModule(pl.LightningModule):
     """Trains :class:`WalkNet` by path likelihood on training questions.
 
@@ -236,16 +248,7 @@ class WalkModule(pl.LightningModule):
             raise ValueError(
                 f"model.relation_source must be one of {RELATION_SOURCES}, got {relation_source!r}"
             )
-        if vocabulary_scope not in VOCABULARY_SCOPES:
-            raise ValueError(
-                f"model.vocabulary_scope must be one of {VOCABULARY_SCOPES}, got "
-                f"{vocabulary_scope!r}"
-            )
-        if vocabulary_scope == "component" and (graph_context or normalization != "vocabulary"):
-            raise ValueError(
-                "model.vocabulary_scope=component needs normalization=vocabulary and "
-                "graph_context=false (the hop distribution is the whole walk)"
-            )
+        _check_vocabulary_scope(vocabulary_scope, graph_context, normalization)
         self.save_hyperparameters(ignore=["optimizer"])
         self.optimizer_factory = optimizer
         rel_dim = transe_dim + name_dim + 1

@@ -403,17 +403,42 @@ class WalkNet(nn.Module):
             self.token_recur = nn.Linear(query_dim, hidden, bias=False)  # W_c
             self.token_hop = nn.Parameter(torch.empty(max_hops, hidden))  # u_t
         self.stop_bias = nn.Parameter(torch.zeros(max_hops))
+        self._add_name_match(name_match, name_span, query_dim)
+        self._add_transfer_switches(
+            rel_dim, question_tokens, normalization, name_in_key, token_coverage, stop_match,
+            stop_context,
+        )  # fmt: skip
+        self.reset_parameters()
+
+    def _add_name_match(
+        self, name_match: bool, name_span: tuple[int, int] | None, query_dim: int
+    ) -> None:
+        """``name_match`` (class doc): checked, and ``tau_t`` added."""
         self.name_match = name_match
         self.name_span = tuple(name_span) if name_span is not None else None
         if name_match:
-            if not question_in_attention:
+            if not self.question_in_attention:
                 raise ValueError("name_match=True needs question_in_attention=True")
             if self.name_span is None or self.name_span[1] - self.name_span[0] != query_dim:
                 raise ValueError(
                     f"name_match=True needs name_span (start, stop) of {query_dim} name columns "
                     f"(the question encoder's size), got {name_span!r}"
                 )
-            self.name_scale = nn.Parameter(torch.empty(max_hops))  # tau_t
+            self.name_scale = nn.Parameter(torch.empty(self.max_hops))  # tau_t
+
+    def _add_transfer_switches(
+        self,
+        rel_dim: int,
+        question_tokens: bool,
+        normalization: str,
+        name_in_key: bool,
+        token_coverage: bool,
+        stop_match: bool,
+        stop_context: bool,
+    ) -> None:
+        """The pretrained walk's transfer switches (class doc; docs/design/taimr.md item 27):
+        checked, and their parameters and buffers added."""
+        name_match, max_hops = self.name_match, self.max_hops
         self.name_in_key = name_in_key
         if not name_in_key:
             if not name_match:
@@ -437,7 +462,6 @@ class WalkNet(nn.Module):
         self.stop_context = stop_context
         if not stop_context and not stop_match:
             raise ValueError("stop_context=False needs stop_match=True (else stop is a constant)")
-        self.reset_parameters()
 
     @property
     def steps_only(self) -> bool:
