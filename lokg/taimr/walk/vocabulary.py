@@ -10,6 +10,9 @@ question's own KG's, so the stop option competes against as many relations in tr
 does on a KG never seen, where it otherwise met the union's 2,900 step relations in training
 and a few dozen at inference, and stopped early.  A relation outside the component can
 never be walked from the topic, so no reachable path loses probability to it either way.
+Cost: scipy's connected components over the triples (linear in them; not measured at scale)
+each time a component-scoped walk is bound to a graph, for training or retrieval; nothing
+for the default ``graph`` scope.
 """
 
 from __future__ import annotations
