@@ -46,6 +46,7 @@ from lokg.callbacks import stopping_nodes
 from lokg.errors import CorruptArtifact, InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.manifest import check_directory
+from lokg.taimr.walk.artifact import TRANSFER_SWITCHES
 
 log = logging.getLogger(__name__)
 
@@ -533,26 +534,30 @@ def attach_walk_graph(model, art: GraphArtifacts, embedder) -> None:
 _SHAPE_KEYS = (
     "node_dim", "rel_dim", "name_dim", "transe_dim", "hidden", "heads", "max_hops",
     "question_key", "question_tokens", "graph_context", "normalization", "name_match",
-    "question_in_attention", "name_in_key", "token_coverage", "stop_match", "stop_context",
-    "vocabulary_scope",
+    "question_in_attention", *TRANSFER_SWITCHES,
 )  # fmt: skip
 
 #: the switches a fine-tuned walk takes from the walk it starts from (``model.init``), not
 #: from its config: the pretrained walk's transfer switches (docs/design/taimr.md item 27)
-INHERITED_KEYS = (
-    "name_in_key", "token_coverage", "stop_match", "stop_context", "vocabulary_scope",
-)  # fmt: skip
+INHERITED_KEYS = TRANSFER_SWITCHES
+
+
+def _start_walk(init: str) -> Path | None:
+    """The walk directory ``model.init`` names (``None``: no pretrained walk shipped)."""
+    from lokg.taimr.walk.artifact import pretrained_walk
+
+    return pretrained_walk() if init == "pretrained" else Path(init)
 
 
 def start_walk_switches(init: str) -> dict:
     """``{key: value}`` of :data:`INHERITED_KEYS` as the walk ``model.init`` names recorded
     them (``{}`` for ``scratch``, or when this install ships no pretrained walk:
     :func:`init_from_pretrained` then says so)."""
-    from lokg.taimr.walk.artifact import META_FILE, pretrained_walk, recorded_architecture
+    from lokg.taimr.walk.artifact import META_FILE, recorded_architecture
 
     if init == "scratch":
         return {}
-    start = pretrained_walk() if init == "pretrained" else Path(init)
+    start = _start_walk(init)
     if start is None or not (start / META_FILE).is_file():
         return {}
     a = recorded_architecture(json.loads((start / META_FILE).read_text(encoding="utf-8")))
@@ -570,12 +575,11 @@ def init_from_pretrained(model) -> None:
         META_FILE,
         MODEL_FILE,
         QUESTION_ENCODER_DELTA,
-        pretrained_walk,
         recorded_architecture,
     )
 
     init = model.hparams.init
-    shipped = pretrained_walk() if init == "pretrained" else Path(init)
+    shipped = _start_walk(init)
     if shipped is None:
         raise InputError(
             "model.init=pretrained: this install ships no pretrained walk "

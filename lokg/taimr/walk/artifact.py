@@ -110,14 +110,16 @@ ARCHITECTURE_DEFAULTS = {
 
 #: walk settings added after artifacts were trained, with what those artifacts were trained
 #: with (an artifact's ``config.yaml`` without the key compares as this value)
-SETTINGS_ADDED = {
-    "init": "scratch",
-    "name_in_key": True,
-    "token_coverage": False,
-    "stop_match": False,
-    "stop_context": True,
-    "vocabulary_scope": "graph",
-}
+#: the pretrained walk's transfer switches (docs/design/taimr.md item 27), all in
+#: :data:`ARCHITECTURE_DEFAULTS`; every one but ``vocabulary_scope`` is a WalkNet argument
+TRANSFER_SWITCHES = (
+    "name_in_key",
+    "token_coverage",
+    "stop_match",
+    "stop_context",
+    "vocabulary_scope",
+)
+SETTINGS_ADDED = {"init": "scratch", **{k: ARCHITECTURE_DEFAULTS[k] for k in TRANSFER_SWITCHES}}
 
 
 def hashed_targets(node: Any) -> Any:
@@ -194,10 +196,7 @@ def load_walk_network(directory: Path) -> tuple[WalkNet, dict, QuestionLM | None
         normalization=a["normalization"],
         name_match=a["name_match"],
         name_span=(a["transe_dim"], a["transe_dim"] + a["name_dim"]) if a["name_dim"] else None,
-        name_in_key=a["name_in_key"],
-        token_coverage=a["token_coverage"],
-        stop_match=a["stop_match"],
-        stop_context=a["stop_context"],
+        **{k: a[k] for k in TRANSFER_SWITCHES if k != "vocabulary_scope"},
     )
     state = torch.load(directory / MODEL_FILE, map_location="cpu", weights_only=True)
     if net.lin is None:  # exported before an unused W was dropped from graph_context=False
