@@ -513,8 +513,7 @@ class WalkModule(pl.LightningModule):
         feats, vocab = self.rel_feats(), self.vocabulary(device)
         allowed = None
         if self.components is not None:  # each question's own component's relations
-            width = feats.size(0) if vocab is None else len(vocab)
-            allowed = self.components.allowed([s.topic for s in items], width, device)
+            allowed = self.components.allowed([s.topic for s in items], vocab, device)
         hop_logp, hop_stop = self.net.hop_log_probs(
             feats, *encoded, vocabulary=vocab, allowed=allowed
         )

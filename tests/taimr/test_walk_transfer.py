@@ -37,14 +37,15 @@ def test_allowed_marks_forward_and_inverse_steps_of_the_topics_component():
     vocab = ComponentVocabulary(kg)
     R = kg.num_relations
     a, d, f = (kg.entities[x] for x in "adf")
-    allowed = vocab.allowed([a, d, f], 2 * R)
+    allowed = vocab.allowed([a, d, f])  # over all 2R step relations
     r0, r1, r2 = (kg.relations[x] for x in ("r0", "r1", "r2"))
     assert allowed[0].nonzero().flatten().tolist() == sorted([r0, r1, r0 + R, r1 + R])
     assert allowed[1].nonzero().flatten().tolist() == sorted([r2, r2 + R])
     assert allowed[2].all()  # isolated: nothing to walk, every column kept (no empty softmax)
-    assert vocab.allowed([d], R)[0].nonzero().flatten().tolist() == [r2]  # forward only
-    with pytest.raises(ValueError, match="vocabulary width must be 3 or 6"):
-        vocab.allowed([a], 5)
+    forward = torch.arange(R)  # the walk without both_directions: columns are relations
+    assert vocab.allowed([d], forward)[0].nonzero().flatten().tolist() == [r2]
+    inverse_of_r2 = torch.tensor([r2 + R, r0])  # any vocabulary: its columns, in its order
+    assert vocab.allowed([d], inverse_of_r2)[0].tolist() == [True, False]
 
 
 def _net(**kw) -> WalkNet:
@@ -121,6 +122,11 @@ def test_stop_match_and_stop_context_set_the_stop_logit():
     with torch.no_grad():
         net.stop_query.weight.normal_()
     assert torch.allclose(log_odds(), moved)
+    # ... yet W_s gets a gradient, all zeros: DDP (trainer=ddp) would stop on an unused one
+    lp, stop = net.hop_log_probs(feats, q, tokens)
+    (stop.sum() + lp[torch.isfinite(lp)].sum()).backward()
+    grad = net.stop_query.weight.grad
+    assert grad is not None and not grad.any()
     with pytest.raises(ValueError, match="stop_context=False needs stop_match=True"):
         _net(stop_context=False)
 

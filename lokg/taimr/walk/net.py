@@ -676,8 +676,9 @@ class WalkNet(nn.Module):
         base = F.leaky_relu((keys * self.att[2]).sum(-1), self.negative_slope)  # [V]
         logits = base + torch.einsum("blc,vc->blv", q_hop, keys) / math.sqrt(self.hidden)
         stop = self._stop_logits(q_stop)  # [B, L]
-        if not self.stop_context:  # b_t (+ the match term below) only
-            stop = self.stop_bias.expand_as(stop)
+        if not self.stop_context:  # b_t (+ the match term below) only; W_s^(t) stays in the
+            # autograd graph with a zero gradient, so DDP (trainer=ddp) finds no unused parameter
+            stop = self.stop_bias.expand_as(stop) + 0.0 * stop
         if self.name_match:
             feats = rel_feats if vocabulary is None else rel_feats[vocabulary]
             cos = self.name_cosines(ctx, feats)  # [B, L, V]

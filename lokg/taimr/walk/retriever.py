@@ -147,8 +147,7 @@ class WalkModel:
         if self.components is not None:
             if topic is None:
                 raise ValueError("a component-scoped walk needs the topic entity")
-            width = self.rel_feats.size(0) if self.vocabulary is None else len(self.vocabulary)
-            allowed = self.components.allowed([topic], width)
+            allowed = self.components.allowed([topic], self.vocabulary)
         logp, stop = self.net.hop_log_probs(
             self.rel_feats, q, tokens, mask, self.vocabulary, self.vocabulary_keys, allowed
         )

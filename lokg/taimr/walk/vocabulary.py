@@ -60,21 +60,20 @@ class ComponentVocabulary:
         c = self.component[entity]
         return self.relations[self.ptr[c] : self.ptr[c + 1]]
 
-    def allowed(self, topics, width: int, device=None) -> torch.Tensor:
-        """``[B, width]`` bool: the step relations each topic's component has, over a
-        vocabulary of ``width`` columns (``2R``: forward ``r`` and inverse ``r + R``; ``R``:
-        forward only).  A topic whose component has no relation allows every column (it
-        has no step to take anyway, and a hop over nothing is undefined)."""
+    def allowed(self, topics, vocabulary: torch.Tensor | None = None, device=None) -> torch.Tensor:
+        """``[B, V]`` bool: the step relations each topic's component has, over the walk's
+        vocabulary ``vocabulary [V]`` of step relations (``r`` forward, ``r + R`` inverse;
+        ``None``: all ``2R``).  A topic whose component has no relation allows every column
+        (it has no step to take anyway, and a hop over nothing is undefined)."""
         R = self.num_relations
-        if width not in (R, 2 * R):
-            raise ValueError(f"vocabulary width must be {R} or {2 * R}, got {width}")
-        out = torch.zeros(len(topics), width, dtype=torch.bool)
+        out = torch.zeros(len(topics), 2 * R, dtype=torch.bool)
         for b, topic in enumerate(topics):
             rels = torch.as_tensor(self.relations_of(int(topic)))
             if not len(rels):
                 out[b] = True
                 continue
             out[b, rels] = True
-            if width == 2 * R:
-                out[b, rels + R] = True
+            out[b, rels + R] = True
+        if vocabulary is not None:
+            out = out[:, vocabulary.cpu()]
         return out.to(device) if device is not None else out
