@@ -3,7 +3,7 @@
     python bench/bench_zeroshot.py [--families pathquestion pql webqsp cwq generated]
         [--data <set> ...] [--split val|test] [--budget 128] [--limit N] [--pool <member> ...]
         [--train-override K=V ...] [--walk-override K=V ...] [--json PATH] [--dry-run]
-        [--rerun-test "<reason>"] [--pretrain pretrain_walk|pretrain_walk_synthetic]
+        [--rerun-test "<reason>"] [--pretrain pretrain_walk|pretrain_walk_bundled]
     python bench/bench_zeroshot.py --curve [--curve-sizes 0 10 50 200 all]
         [--curve-from shipped|loo] [--data <set> ...] [the options above]
 
@@ -25,9 +25,10 @@ through the real entry point (``python train.py``, a subprocess under ``$LOKG_RO
 
 (a) the leave-one-out walk: ``python train.py experiment=pretrain_walk
     '~data.source.members.<m>' ...`` for every member of the family (and every member not in
-    ``--pool``, the pretraining pool: all members by default); ``--pretrain
-    pretrain_walk_synthetic`` trains it with that experiment config instead (the candidate
-    of docs/design/taimr.md item 28: the synthetic member stays in, as it is in no family);
+    ``--pool``, the pretraining pool: all members by default; the synthetic member stays
+    in, as it is in no family); ``--pretrain pretrain_walk_bundled`` trains it with that
+    experiment config instead (the ablation without synthetic data or transfer switches,
+    docs/design/taimr.md item 28);
 (b) ``zero-shot``: each of the family's sets answered by (a) (``bench_retrieval``'s
     ``pretrained walk`` row with ``retriever.model_dir=<(a)>``: ``scos=off``, as the
     pretrained walk reads relations by name only; no walk trained on the set);
@@ -859,8 +860,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--pretrain",
         default="pretrain_walk",
         metavar="EXPERIMENT",
-        help="the experiment config the leave-one-out walks train with (pretrain_walk_synthetic: "
-        "the candidate of docs/design/taimr.md item 28)",
+        help="the experiment config the leave-one-out walks train with (pretrain_walk_bundled: "
+        "the ablation of docs/design/taimr.md item 28)",
     )
     ap.add_argument("--json", default=None, metavar="PATH", help="also write the numbers here")
     ap.add_argument("--dry-run", action="store_true", help="print the commands, train nothing")
@@ -907,7 +908,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     root = bench_root()
     os.environ.setdefault("LOKG_ROOT", root)
-    members = list(compose_config("train", ["experiment=pretrain_walk"], root).data.source.members)
+    pretraining = compose_config("train", [f"experiment={args.pretrain}"], root)
+    members = list(pretraining.data.source.members)
     check_args(args, members)
     print(f"LOKG_ROOT={root}", flush=True)
     trainings = Trainings(root, args.train_override, args.walk_override, args.dry_run)

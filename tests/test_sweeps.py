@@ -43,7 +43,7 @@ def test_experiment_fast_dev_run(make_cfg, experiment, tmp_path):
         overrides.append("model.relation_source=learned")
     cfg = make_cfg("train", overrides)
     result = run(cfg)
-    # pretrain_walk(_synthetic) trains on the union of the bundled sets (data=pretrain), the
+    # pretrain_walk(_bundled) trains on the union of the bundled sets (data=pretrain), the
     # rest on pq2h
     union = experiment.startswith("pretrain_walk")
     assert result["stats"]["dataset"] == ("pretrain" if union else "pq2h")

@@ -66,11 +66,11 @@ def test_the_data_config_builds_the_source(tmp_path):
     assert cfg.data.source.questions == 6000
 
 
-def test_the_candidate_pretraining_adds_the_member_and_the_switches(tmp_path):
-    """experiment=pretrain_walk_synthetic is experiment=pretrain_walk with one more union
-    member and item 27's switches (docs/design/taimr.md item 28)."""
-    base = compose_config("train", ["experiment=pretrain_walk"], tmp_path)
-    cand = compose_config("train", ["experiment=pretrain_walk_synthetic"], tmp_path)
+def test_the_shipped_pretraining_adds_the_member_and_the_switches(tmp_path):
+    """experiment=pretrain_walk is its ablation experiment=pretrain_walk_bundled with one more
+    union member and item 27's switches (docs/design/taimr.md item 28)."""
+    base = compose_config("train", ["experiment=pretrain_walk_bundled"], tmp_path)
+    cand = compose_config("train", ["experiment=pretrain_walk"], tmp_path)
     assert set(cand.data.source.members) == {*base.data.source.members, "synthetic_chains"}
     switches = ("name_in_key", "token_coverage", "stop_match", "stop_context")
     assert [cand.model[k] for k in switches] == [False, True, True, False]
