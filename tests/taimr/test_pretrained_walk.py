@@ -90,11 +90,12 @@ def test_the_shipped_walk_fits_in_the_package():
 
 def test_model_init_pretrained_starts_from_the_shipped_weights(tmp_path):
     from lokg.models.walk_module import WalkModule
-    from lokg.train_stages import init_from_pretrained
+    from lokg.train_stages import init_from_pretrained, start_walk_switches
 
     cfg = compose_config("train", ["experiment=train_walk", "model.init=pretrained"], tmp_path)
-    model = WalkModule(**{k: v for k, v in cfg.model.items() if k not in ("_target_", "optimizer")},
-                       num_relations=5)  # fmt: skip
+    # as train.py builds it: the transfer switches come from the walk it starts from
+    kwargs = {k: v for k, v in cfg.model.items() if k not in ("_target_", "optimizer")}
+    model = WalkModule(**{**kwargs, **start_walk_switches("pretrained")}, num_relations=5)
     init_from_pretrained(model)
     shipped = torch.load(pretrained_walk() / MODEL_FILE, weights_only=True)
     for name, value in model.net.state_dict().items():
