@@ -1,0 +1,206 @@
+"""Chain questions generated over *your* KG: training data for the pretrained walk on a KG
+with no answered questions (beyond the paper; issue 40; docs/design/taimr.md item 29).
+``data=kg_chains data@data.source.base=<your data config>``.
+
+Why: the walk shipped in the package reads a KG it never saw through its relation names,
+and zero-shot it keeps priors of the KGs it was pretrained on (which relations questions
+chain, how many hops they take; item 26).  A user with a KG and questions but no answers
+can still teach it *this* KG's relation names: ask the KG's own chains in English and
+fine-tune on them (``python train.py experiment=adapt_walk``).  Nothing of the questions is
+read but their topic entities, and those only to stay clear of them.
+
+From the base dataset (any data config: a DataModule this source prepares first) only the
+graph as given (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`: no added inverse edges) is
+kept.  A generated question: a topic entity drawn uniformly from the entities with an
+outgoing edge that are **no topic entity of a question in** ``exclude_splits`` of the base set
+(default val and test: no (topic, chain) of a question the walk is measured on is trained
+on; ``[]`` when you only want your questions answered, so chains may start where they do), a
+chain of 1 to ``max_hops`` relations followed from it (the number drawn uniformly; each step
+a relation of the current entity uniformly, then one of its tails, one that has edges of its
+own while hops remain), its answers every entity the chain reaches (at most
+``max_answers``, else it is drawn again), its gold path the walk taken.  Relation words are
+the label's last hierarchy segment (:func:`~lokg.data.restyle.relation_words`:
+``people.person.place_of_birth`` -> "place of birth").  It is asked in one of
+:data:`~lokg.data.synthetic_chains.TEMPLATES`' compositions or one of
+:data:`~lokg.data.restyle.PARAPHRASE_TEMPLATES`, uniformly: templates of this package, none
+taken from a dataset.  A (topic, chain) pair is asked once.  Split: ``val_fraction`` to val
+(the checkpoint is chosen on generated questions, never on the base set's), the rest to
+train, none to test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from lokg.data.restyle import PARAPHRASE_TEMPLATES, relation_words
+from lokg.data.sources import DatasetSource, RawDataset
+from lokg.data.synthetic_chains import TEMPLATES, ask
+from lokg.errors import InputError
+from lokg.kg.graph import KnowledgeGraph
+from lokg.typing import Question
+
+__all__ = ["SPLITS", "KGChainsSource"]
+
+SPLITS = ("train", "val", "test")
+
+
+class KGChainsSource(DatasetSource):
+    """Chain questions over a base dataset's graph (module doc).
+
+    Args:
+        base: the base dataset, a :class:`~lokg.data.datamodule.KGQADataModule` (instantiated
+            by Hydra from its data config).
+        name: the dataset's name (default ``kg_chains_<base name>``).
+        questions: questions drawn in all (fewer when (topic, chain) pairs repeat or a chain
+            reaches too many entities).
+        max_hops: longest chain.  max_answers: most entities a chain may reach.
+        exclude_splits: the base set's splits whose questions' topic entities start no chain.
+        val_fraction: share of the questions in val.  seed: the draw.
+    """
+
+    paper_setting = False
+    inverse = "never"  # the base graph as given; the base set adds its own at inference
+
+    def __init__(
+        self,
+        base,
+        name: str | None = None,
+        questions: int = 3000,
+        max_hops: int = 3,
+        max_answers: int = 20,
+        exclude_splits: Sequence[str] = ("val", "test"),
+        val_fraction: float = 0.1,
+        seed: int = 0,
+    ):
+        for key, value in {"questions": questions, "max_hops": max_hops,
+                           "max_answers": max_answers}.items():  # fmt: skip
+            if int(value) < 1:
+                raise InputError(f"data.source.{key}={value}; expected a whole number >= 1")
+        unknown = [x for x in exclude_splits if x not in SPLITS]
+        if unknown:
+            raise InputError(
+                f"data.source.exclude_splits: {', '.join(map(str, unknown))}; expected some of "
+                f"{', '.join(SPLITS)}"
+            )
+        if not 0.0 <= val_fraction < 1.0:
+            raise InputError(f"data.source.val_fraction={val_fraction}; expected 0 <= x < 1")
+        self.base = base
+        self.name = name or f"kg_chains_{base.source.name}"
+        self.settings = {
+            "questions": int(questions), "max_hops": int(max_hops),
+            "max_answers": int(max_answers), "exclude_splits": sorted(set(exclude_splits)),
+            "val_fraction": float(val_fraction),
+            "seed": int(seed),
+        }  # fmt: skip
+
+    def files(self) -> list[Path]:
+        return list(self.base.source.files())
+
+    def config(self) -> dict:
+        return {**super().config(), "base": self.base.fingerprint(), **self.settings}
+
+    def load(self) -> RawDataset:
+        s = self.settings
+        dm = self.base
+        dm.prepare_data()
+        dm.setup("fit")
+        kg = dm.kg.own_part()
+        asked = [q for split in s["exclude_splits"] for q in dm.questions[split]]
+        avoid = {t for q in asked for t in q.topic_entities}
+        questions = _chain_questions(kg, avoid, self.name, **s)
+        if not questions:
+            raise InputError(
+                f"data.source.base ({dm.source.name}): no chain could be drawn from an entity "
+                f"that is no topic entity of its {'/'.join(s['exclude_splits'])} questions; "
+                "set data.source.exclude_splits=[] to draw from those too"
+            )
+        rng = np.random.default_rng(s["seed"] + 1)
+        order = rng.permutation(len(questions))
+        n_val = round(len(questions) * s["val_fraction"])
+        val = [questions[i] for i in sorted(order[:n_val])]
+        train = [questions[i] for i in sorted(order[n_val:])]
+        report = (
+            f"{self.name}: {len(questions)} chain questions over {dm.source.name}'s graph "
+            f"({kg.num_triples} triples), none from the {len(avoid)} topic entities of its "
+            f"{'/'.join(s['exclude_splits']) or 'no'} questions"
+        )
+        return RawDataset(kg, {"train": train, "val": val, "test": []}, presplit=True,
+                          reports=[report])  # fmt: skip
+
+
+def _chain_questions(
+    kg: KnowledgeGraph,
+    avoid: set[str],
+    name: str,
+    *,
+    questions: int,
+    max_hops: int,
+    max_answers: int,
+    seed: int,
+    **_,
+) -> list[Question]:
+    """Up to ``questions`` chain questions over ``kg`` from entities not in ``avoid``."""
+    rng = np.random.default_rng(seed)
+    triples = np.asarray(kg.triples_np)
+    ptr, idx = np.asarray(kg.out_ptr), np.asarray(kg.out_idx)  # head -> its triple ids
+    degree = np.diff(ptr)
+    starts = np.array([e for e in np.flatnonzero(degree) if kg.entities.label(e) not in avoid])
+    if not len(starts):
+        return []
+    words = [relation_words(lab) for lab in kg.relations.labels]
+    forms = [*TEMPLATES, *range(len(PARAPHRASE_TEMPLATES))]
+    seen: set[tuple] = set()
+    out: list[Question] = []
+    for _ in range(questions):
+        topic = int(starts[rng.integers(len(starts))])
+        path, node = [], topic
+        hops = int(rng.integers(1, max_hops + 1))
+        for hop in range(hops):
+            edges = triples[idx[ptr[node] : ptr[node + 1]]]
+            onward = edges[degree[edges[:, 2]] > 0]  # a chain goes on from the tail
+            if hop < hops - 1 and len(onward):
+                edges = onward
+            if not len(edges):
+                break
+            r = rng.choice(np.unique(edges[:, 1]))
+            tails = edges[edges[:, 1] == r, 2]
+            t = int(tails[rng.integers(len(tails))])
+            path.append((node, int(r), t))
+            node = t
+        chain = tuple(r for _, r, _ in path)
+        if not chain or (topic, chain) in seen:
+            continue
+        seen.add((topic, chain))
+        frontier = {topic}
+        for r in chain:  # every entity the chain reaches
+            nxt = set()
+            for h in frontier:
+                edges = triples[idx[ptr[h] : ptr[h + 1]]]
+                nxt.update(int(t) for t in edges[edges[:, 1] == r, 2])
+            frontier = nxt
+        if len(frontier) > max_answers:
+            continue
+        label = kg.entities.label
+        text = _ask(rng, forms, label(topic), [words[r] for r in chain])
+        out.append(
+            Question(
+                id=f"{name}-{len(out):05d}",
+                text=text,
+                answers=tuple(sorted(label(e) for e in frontier)),
+                topic_entities=(label(topic),),
+                gold_path=tuple((label(h), kg.relations.label(r), label(t)) for h, r, t in path),
+            )
+        )
+    return out
+
+
+def _ask(rng: np.random.Generator, forms: list, topic: str, words: list[str]) -> str:
+    """``words`` from ``topic`` in a form drawn uniformly (the mixed one needs two hops)."""
+    usable = [f for f in forms if f != "mixed" or len(words) > 1]
+    form = usable[int(rng.integers(len(usable)))]
+    if isinstance(form, str):
+        return ask(form, topic, words, ("what is", "who is")[int(rng.integers(2))])
+    return PARAPHRASE_TEMPLATES[form](topic, words)

@@ -1,0 +1,95 @@
+"""Chain questions generated over a base dataset's graph (lokg/data/kg_chains.py): the
+training data of experiment=adapt_walk, for a KG with questions and no answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lokg.config import compose_config
+from lokg.data import CustomSource, KGQADataModule
+from lokg.data.kg_chains import KGChainsSource
+from lokg.errors import InputError
+
+#: a family tree and its places: chains of up to three hops from most people
+TRIPLES = [
+    ("ann", "parents", "bob"), ("bob", "parents", "cid"), ("cid", "born_in", "oslo"),
+    ("bob", "born_in", "rome"), ("ann", "born_in", "oslo"), ("dan", "parents", "bob"),
+    ("eve", "parents", "dan"), ("dan", "born_in", "rome"), ("oslo", "country", "norway"),
+    ("rome", "country", "italy"), ("eve", "spouse", "fay"), ("fay", "born_in", "rome"),
+]  # fmt: skip
+
+
+def _base(tmp_path, exclude_topic: str = "eve") -> KGQADataModule:
+    """The tree as a custom set whose one test question (no answers) is about ``eve``."""
+    (tmp_path / "kg.tsv").write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in TRIPLES))
+    q = {"id": "q1", "question": f"where was {exclude_topic} 's parent born ?",
+         "topic_entities": [exclude_topic]}  # fmt: skip
+    (tmp_path / "test.jsonl").write_text(json.dumps(q) + "\n")
+    paths = {"train": None, "val": None, "test": str(tmp_path / "test.jsonl")}
+    source = CustomSource("tree", str(tmp_path / "kg.tsv"), split_paths=paths, inverse="auto")
+    return KGQADataModule(source, artifacts_dir=str(tmp_path / "artifacts"))
+
+
+def test_every_question_is_its_chain_on_the_graph_as_given(tmp_path):
+    """Gold path: a walk on the base graph's own edges from the topic (no added inverse);
+    answers: every entity its relations reach from the topic; text: the relations' words;
+    (topic, chain) unique; no chain starts at a test question's topic entity."""
+    raw = KGChainsSource(_base(tmp_path), questions=300, seed=0).load()
+    given = set(TRIPLES)
+    assert {raw.kg.labeled(i) for i in range(raw.kg.num_triples)} == given
+    questions = raw.questions["train"] + raw.questions["val"]
+    assert raw.questions["test"] == [] and len(questions) > 20
+    seen = set()
+    for q in questions:
+        (topic,) = q.topic_entities
+        assert topic != "eve" and q.gold_path[0][0] == topic
+        assert all(t in given for t in q.gold_path) and 1 <= len(q.gold_path) <= 3
+        assert all(a[2] == b[0] for a, b in zip(q.gold_path, q.gold_path[1:], strict=False))
+        frontier = {topic}
+        for _, r, _ in q.gold_path:
+            frontier = {t for h, rr, t in given if rr == r and h in frontier}
+        assert set(q.answers) == frontier
+        assert topic in q.text
+        assert all(r.replace("_", " ") in q.text for _, r, _ in q.gold_path)
+        key = (topic, tuple(r for _, r, _ in q.gold_path))
+        assert key not in seen
+        seen.add(key)
+    # a three-hop chain is drawn where one exists: ann -parents-> bob -parents-> cid -born_in-> oslo
+    assert max(len(q.gold_path) for q in questions) == 3
+
+
+def test_excluded_splits_and_a_graph_with_no_start_left_name_the_key(tmp_path):
+    base = _base(tmp_path)
+    drawn = KGChainsSource(base, questions=300, exclude_splits=[]).load()
+    assert any(q.topic_entities == ("eve",) for q in drawn.questions["train"])
+    with pytest.raises(InputError, match=r"data.source.exclude_splits: dev; expected some of"):
+        KGChainsSource(base, exclude_splits=["dev"])
+    with pytest.raises(InputError, match=r"data.source.max_hops=0; expected a whole number"):
+        KGChainsSource(base, max_hops=0)
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    only_eve = _base(lone)
+    (lone / "kg.tsv").write_text("eve\tspouse\tfay\n")
+    with pytest.raises(InputError, match=r"set data.source.exclude_splits=\[\] to draw"):
+        KGChainsSource(only_eve).load()
+
+
+def test_the_draw_is_fixed_by_the_seed_and_the_base_enters_the_fingerprint(tmp_path):
+    base = _base(tmp_path)
+    a, b = (KGChainsSource(base, questions=100).load() for _ in range(2))
+    assert [q.text for q in a.questions["train"]] == [q.text for q in b.questions["train"]]
+    other = KGChainsSource(base, questions=100, seed=1).load()
+    assert [q.text for q in other.questions["train"]] != [q.text for q in a.questions["train"]]
+    assert KGChainsSource(base).fingerprint() != KGChainsSource(base, seed=1).fingerprint()
+    assert KGChainsSource(base).config()["base"] == base.fingerprint()
+
+
+def test_adapt_walk_fine_tunes_the_pretrained_walk_by_name_on_the_generated_set(tmp_path):
+    cfg = compose_config("train", ["experiment=adapt_walk", "data@data.source.base=pq2h"], tmp_path)
+    assert cfg.data.source._target_ == "lokg.data.kg_chains.KGChainsSource"
+    assert cfg.data.source.base.source.variant == "PQ-2H"
+    assert list(cfg.data.source.exclude_splits) == ["val", "test"]
+    assert cfg.model.init == "pretrained" and cfg.model.relation_source == "none"
+    assert cfg.scos.mode == "off"
