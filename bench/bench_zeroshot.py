@@ -36,7 +36,11 @@ through the real entry point (``python train.py``, a subprocess under ``$LOKG_RO
     model.init=<(a)>`` (after ``experiment=train_transe data=<set>``: it walks SCOS's graph
     with TransE's e_r, as today's walk does), answered as the ``learned`` row;
 (d) ``per-KG walk``: today's walk, ``python train.py experiment=train_walk data=<set>``
-    (``model.init=scratch``, after TransE), the ``learned`` row.
+    (``model.init=scratch``, after TransE), the ``learned`` row;
+(e) ``adapted, no answers``: (a) fine-tuned on chain questions generated over the set's graph
+    (``python train.py experiment=adapt_walk model.init=<(a)> data=kg_chains
+    data@data.source.base=<set>``, lokg/data/kg_chains.py: no answer or question text of the
+    set is read, and no chain starts at a val/test question's topic entity), answered as (b).
 
 Retriever-only (the extractive reader: no LLM), at ``--budget`` (B = 128), through
 ``bench_retrieval.row_config`` and ``lokg.evaluate.run`` as ``bench/bench_questions.py``'s
@@ -44,7 +48,8 @@ rows are; per set and row, for all questions and per group (``bench_questions.qu
 the generated sets' kinds, CWQ's composition types, the stand-ins' reachable /
 answer_in_pool / answerable): Hits@1, coverage at B, answer recall at B, and n. Per set,
 ``ratio <set> hits1=X coverage=Y``: zero-shot over per-KG (1 when both are 0, inf when only the
-per-KG walk's is 0). Last line: ``zeroshot min_ratio_hits1=X min_ratio_coverage=Y``, the
+per-KG walk's is 0). The line before last: ``adapted min_ratio_hits1=X
+min_ratio_coverage=Y``, the same for (e) over (d). Last line: ``zeroshot min_ratio_hits1=X min_ratio_coverage=Y``, the
 minimum of those ratios over every family's sets (a set in two families counts twice, once
 per left-out walk); ``nan`` when none was measured.
 
@@ -78,10 +83,11 @@ the run would start (``<...>`` for a walk not trained yet) and trains nothing.
 
 **Test.** Choose on ``--split val``. ``--split test`` reports once: every training first,
 then every configuration is checked against the test ledger (``bench/test_ledger.jsonl``)
-before any is measured; a zero-shot, fine-tuned or curve configuration already there is
-refused unless ``--rerun-test "<reason>"``; the per-KG walk (``bench:learned``) and the
-shipped walk (``bench:pretrained_walk``), which other benches report, are read from their
-ledger line when there (cited), else measured and recorded.
+before any is measured; a configuration already there (this bench's, or the per-KG walk
+``bench:learned`` and the shipped walk ``bench:pretrained_walk`` other benches report) is
+read from its line (cited), not measured again, unless ``--rerun-test "<reason>"``; the rest
+are measured and recorded. So a rerun completes a table, or reprints it, and never tests a
+configuration twice.
 
 **Cost.** Each leave-one-out pretraining is about 20 min on a 2-core CPU (the full union
 trained in 23 min), and every set needs a per-KG walk and a fine-tuning, so the whole table

@@ -219,14 +219,17 @@ def test_a_dry_run_prints_every_command_and_trains_nothing(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.splitlines()
     train = [x for x in lines if x.startswith("train: ")]
-    # two leave-one-out walks, then per PQL set and the WebQSP stand-in: TransE, the
-    # fine-tuned walk and the per-KG walk
-    assert len(train) == 2 + 3 * 5
+    # two leave-one-out walks, then per PQL set and the WebQSP stand-in: the walk adapted on
+    # generated questions (no TransE: by name), TransE, the fine-tuned walk and the per-KG walk
+    assert len(train) == 2 + 4 * 5
     assert "'~data.source.members.beyond_pql3h'" in train[0] and "pq2h" not in train[0]
     assert any("'model.init=<walk pretrained without pql>' data=pql3h" in x for x in train)
+    adapt = "experiment=adapt_walk 'model.init=<walk pretrained without pql>' data=kg_chains"
+    assert any(f"{adapt} data@data.source.base=beyond_pql2h" in x for x in train)
+    assert not any("experiment=train_transe data=kg_chains" in x for x in train)
     evaluate = [x for x in lines if x.startswith("evaluate: python evaluate.py ")]
-    assert len(evaluate) == 3 * 5
-    assert lines[-1] == "dry run: 17 train.py runs to start, nothing trained"
+    assert len(evaluate) == 4 * 5
+    assert lines[-1] == "dry run: 22 train.py runs to start, nothing trained"
     assert not list(tmp_path.glob("artifacts/**/qgat-*"))
 
 
@@ -247,7 +250,8 @@ def smoke(tmp_path_factory):
 def _table_rows(stdout: str) -> dict[tuple[str, str, str], tuple[float, float, float, int]]:
     rows = {}
     for line in stdout.splitlines():
-        m = re.match(r"(\S+)\s+(zero-shot|fine-tuned from it|per-KG walk)\s+(\S+)\s+"
+        m = re.match(r"(\S+)\s+(zero-shot|adapted, no answers|fine-tuned from it|per-KG walk)"
+                     r"\s+(\S+)\s+"
                      r"([\d.]+|nan)\s+([\d.]+|nan)\s+([\d.]+|nan)\s+(\d+)", line)  # fmt: skip
         if m:
             d, row, group, *nums, n = m.groups()
@@ -261,10 +265,12 @@ def test_the_table_rows_and_the_ratios_are_computed_from_them(smoke):
     assert first.returncode == 0, first.stderr[-3000:]
     out = first.stdout
     trained = [x for x in out.splitlines() if x.startswith("train: ")]
-    assert len(trained) == 4  # the left-out walk, TransE, the fine-tuned and the per-KG walk
+    # the left-out walk, the adapted walk, TransE, the fine-tuned and the per-KG walk
+    assert len(trained) == 5
     rows = _table_rows(out)
     assert {(d, r) for d, r, _ in rows} == {
-        ("pql2h", "zero-shot"), ("pql2h", "fine-tuned from it"), ("pql2h", "per-KG walk")
+        ("pql2h", "zero-shot"), ("pql2h", "adapted, no answers"), ("pql2h", "fine-tuned from it"),
+        ("pql2h", "per-KG walk"),
     }  # fmt: skip
     body = json.loads((root / "table.json").read_text())
     (entry,) = body["sets"]
@@ -280,11 +286,15 @@ def test_the_table_rows_and_the_ratios_are_computed_from_them(smoke):
     assert entry["ratio_hits1"] == pytest.approx(hits)
     assert entry["ratio_coverage"] == pytest.approx(cov)
     assert f"ratio pql2h hits1={hits:.3f} coverage={cov:.3f}" in out
-    last = out.strip().splitlines()[-1]
+    *_, adapted_line, last = out.strip().splitlines()
     assert LAST.fullmatch(last), last
     assert last == f"zeroshot min_ratio_hits1={hits:.3f} min_ratio_coverage={cov:.3f}"
-    # the three walks differ: the zero-shot one never saw PQL-2H
-    assert len({got["walk"] for got in entry["rows"].values()}) == 3
+    ad = entry["rows"]["adapted, no answers"]["groups"]["all"]
+    hits, cov = ad["hits@1"] / kg["hits@1"], ad["coverage"] / kg["coverage"]
+    assert entry["adapted_ratio_hits1"] == pytest.approx(hits)
+    assert adapted_line == f"adapted min_ratio_hits1={hits:.3f} min_ratio_coverage={cov:.3f}"
+    # the four walks differ: the zero-shot one never saw PQL-2H, the adapted one its graph only
+    assert len({got["walk"] for got in entry["rows"].values()}) == 4
     loo = next(root.glob("artifacts/data/pretrain-*/qgat-*"))
     members = json.loads((loo.parent / "stats.json").read_text())["read"]
     assert [m.split(":")[0] for m in members] == ["pq2h"]
@@ -295,7 +305,7 @@ def test_a_second_run_trains_nothing_and_reports_the_same(smoke):
     _, first, second, _ = smoke
     assert second.returncode == 0, second.stderr[-3000:]
     assert not [x for x in second.stdout.splitlines() if x.startswith("train: ")]
-    assert len([x for x in second.stdout.splitlines() if x.startswith("reuse: ")]) == 3
+    assert len([x for x in second.stdout.splitlines() if x.startswith("reuse: ")]) == 4
     assert _table_rows(second.stdout) == _table_rows(first.stdout)
     assert second.stdout.strip().splitlines()[-1] == first.stdout.strip().splitlines()[-1]
 
@@ -324,12 +334,12 @@ def test_the_learning_curves_train_per_size_and_reuse_the_per_kg_walk(smoke):
 
 
 @pytest.mark.slow
-def test_on_test_each_row_is_one_ledger_line_and_a_second_report_is_refused(
+def test_on_test_each_row_is_one_ledger_line_and_a_second_report_cites_it(
     bench, smoke, monkeypatch, capsys
 ):
     """In process, on the walks the module's first run trained: ``--split test`` records the
-    three rows, refuses to report them again before measuring anything, and cites the per-KG
-    walk's line when another bench recorded it (the zero-shot and fine-tuned rows measured)."""
+    four rows; a second report measures nothing and cites those lines (a configuration is
+    tested once); a row another bench recorded (the per-KG walk) is cited, the rest measured."""
     root, first, *_ = smoke
     assert first.returncode == 0, first.stderr[-3000:]
     ledger = root / "ledger.jsonl"
@@ -339,23 +349,26 @@ def test_on_test_each_row_is_one_ledger_line_and_a_second_report_is_refused(
     assert bench.main(args) == 0
     lines = [json.loads(x) for x in ledger.read_text().splitlines()]
     assert [e["configuration"] for e in lines] == [
-        "pretrained walk:loo-pql", "learned:finetuned-loo-pql", "learned"
+        "pretrained walk:loo-pql", "pretrained walk:adapted-loo-pql",
+        "learned:finetuned-loo-pql", "learned",
     ]  # fmt: skip
     assert {(e["bench"], e["dataset"]) for e in lines} == {("bench_zeroshot", "pql2h")}
     assert all(e["numbers"]["all"]["n"] == 5 for e in lines)
     out = capsys.readouterr().out
-    assert [x.split()[-1] for x in out.splitlines() if x.startswith("pql2h ")] == [
-        "ledger.jsonl:1", "ledger.jsonl:2", "ledger.jsonl:3"
-    ]  # fmt: skip
-    with pytest.raises(InputError, match=r"already reported \(.*ledger.jsonl:1"):
-        bench.main(args)
-    assert len(ledger.read_text().splitlines()) == 3  # refused before measuring
-    per_kg = lines[2]
+    cites = [f"ledger.jsonl:{n}" for n in range(1, 5)]
+    assert [x.split()[-1] for x in out.splitlines() if x.startswith("pql2h ")] == cites
+    assert bench.main(args) == 0  # again: every row cited, nothing measured or recorded
+    assert len(ledger.read_text().splitlines()) == 4
+    again = capsys.readouterr().out
+    assert [x.split()[-1] for x in again.splitlines() if x.startswith("pql2h ")] == cites
+    assert again.strip().splitlines()[-2:] == out.strip().splitlines()[-2:]
+    per_kg = lines[3]
     ledger.write_text(json.dumps(per_kg) + "\n", encoding="utf-8")  # another bench's line
     assert bench.main(args) == 0
     again = [json.loads(x) for x in ledger.read_text().splitlines()]
     assert [e["configuration"] for e in again] == [
-        "learned", "pretrained walk:loo-pql", "learned:finetuned-loo-pql"
+        "learned", "pretrained walk:loo-pql", "pretrained walk:adapted-loo-pql",
+        "learned:finetuned-loo-pql",
     ]  # fmt: skip
     out = capsys.readouterr().out
     cited = next(x for x in out.splitlines() if x.startswith("pql2h ") and "per-KG walk" in x)

@@ -15,15 +15,18 @@ kept.  A generated question: a topic entity drawn uniformly from the entities wi
 outgoing edge that are **no topic entity of a question in** ``exclude_splits`` of the base set
 (default val and test: no (topic, chain) of a question the walk is measured on is trained
 on; ``[]`` when you only want your questions answered, so chains may start where they do), a
-chain of 1 to ``max_hops`` relations followed from it (the number drawn uniformly; each step
-a relation of the current entity uniformly, then one of its tails, one that has edges of its
-own while hops remain), its answers every entity the chain reaches (at most
+chain of 1 to ``max_hops`` relations followed from it (the length drawn uniformly, and kept:
+up to :data:`ATTEMPTS` draws for a chain of that length, and at most ``questions / max_hops``
+of each length; each step a relation of the current
+entity uniformly, then one of its tails, one that has edges of its own while hops remain), its
+answers every entity the chain reaches (at most
 ``max_answers``, else it is drawn again), its gold path the walk taken.  Relation words are
 the label's last hierarchy segment (:func:`~lokg.data.restyle.relation_words`:
 ``people.person.place_of_birth`` -> "place of birth").  It is asked in one of
 :data:`~lokg.data.synthetic_chains.TEMPLATES`' compositions or one of
 :data:`~lokg.data.restyle.PARAPHRASE_TEMPLATES`, uniformly: templates of this package, none
-taken from a dataset.  A (topic, chain) pair is asked once.  Split: ``val_fraction`` to val
+taken from a dataset.  A (topic, chain) pair is asked at most once per form (a graph with few
+long chains asks them in several).  Split: ``val_fraction`` to val
 (the checkpoint is chosen on generated questions, never on the base set's), the rest to
 train, none to test.
 """
@@ -131,6 +134,10 @@ class KGChainsSource(DatasetSource):
                           reports=[report])  # fmt: skip
 
 
+#: tries per question to draw a chain of the drawn length that is new and not too wide
+ATTEMPTS = 20
+
+
 def _chain_questions(
     kg: KnowledgeGraph,
     avoid: set[str],
@@ -142,54 +149,48 @@ def _chain_questions(
     seed: int,
     **_,
 ) -> list[Question]:
-    """Up to ``questions`` chain questions over ``kg`` from entities not in ``avoid``."""
+    """Up to ``questions`` chain questions over ``kg`` from entities not in ``avoid``: at most
+    a ``1 / max_hops`` share of each length, so the lengths are even where the graph has
+    enough chains of each; a (topic, chain) is asked once per form."""
     rng = np.random.default_rng(seed)
-    triples = np.asarray(kg.triples_np)
-    ptr, idx = np.asarray(kg.out_ptr), np.asarray(kg.out_idx)  # head -> its triple ids
-    degree = np.diff(ptr)
-    starts = np.array([e for e in np.flatnonzero(degree) if kg.entities.label(e) not in avoid])
+    walker = _Walker(kg)
+    starts = np.array(
+        [e for e in np.flatnonzero(walker.degree) if kg.entities.label(e) not in avoid]
+    )
     if not len(starts):
         return []
     words = [relation_words(lab) for lab in kg.relations.labels]
     forms = [*TEMPLATES, *range(len(PARAPHRASE_TEMPLATES))]
+    label = kg.entities.label
+    quota = -(-questions // max_hops)  # per length
+    count = dict.fromkeys(range(1, max_hops + 1), 0)
     seen: set[tuple] = set()
     out: list[Question] = []
     for _ in range(questions):
-        topic = int(starts[rng.integers(len(starts))])
-        path, node = [], topic
-        hops = int(rng.integers(1, max_hops + 1))
-        for hop in range(hops):
-            edges = triples[idx[ptr[node] : ptr[node + 1]]]
-            onward = edges[degree[edges[:, 2]] > 0]  # a chain goes on from the tail
-            if hop < hops - 1 and len(onward):
-                edges = onward
-            if not len(edges):
+        open_lengths = [k for k, n in count.items() if n < quota]
+        if not open_lengths:
+            break
+        hops = open_lengths[int(rng.integers(len(open_lengths)))]
+        for _ in range(ATTEMPTS):
+            topic = int(starts[rng.integers(len(starts))])
+            path = walker.path(rng, topic, hops)
+            chain = tuple(r for _, r, _ in path)
+            usable = [f for f in forms if f != "mixed" or len(chain) > 1]
+            form = usable[int(rng.integers(len(usable)))]
+            if len(chain) < hops or (topic, chain, form) in seen:
+                continue
+            answers = walker.reached(topic, chain)
+            if len(answers) <= max_answers:
                 break
-            r = rng.choice(np.unique(edges[:, 1]))
-            tails = edges[edges[:, 1] == r, 2]
-            t = int(tails[rng.integers(len(tails))])
-            path.append((node, int(r), t))
-            node = t
-        chain = tuple(r for _, r, _ in path)
-        if not chain or (topic, chain) in seen:
+        else:
             continue
-        seen.add((topic, chain))
-        frontier = {topic}
-        for r in chain:  # every entity the chain reaches
-            nxt = set()
-            for h in frontier:
-                edges = triples[idx[ptr[h] : ptr[h + 1]]]
-                nxt.update(int(t) for t in edges[edges[:, 1] == r, 2])
-            frontier = nxt
-        if len(frontier) > max_answers:
-            continue
-        label = kg.entities.label
-        text = _ask(rng, forms, label(topic), [words[r] for r in chain])
+        seen.add((topic, chain, form))
+        count[hops] += 1
         out.append(
             Question(
                 id=f"{name}-{len(out):05d}",
-                text=text,
-                answers=tuple(sorted(label(e) for e in frontier)),
+                text=_ask(rng, form, label(topic), [words[r] for r in chain]),
+                answers=tuple(sorted(label(e) for e in answers)),
                 topic_entities=(label(topic),),
                 gold_path=tuple((label(h), kg.relations.label(r), label(t)) for h, r, t in path),
             )
@@ -197,10 +198,50 @@ def _chain_questions(
     return out
 
 
-def _ask(rng: np.random.Generator, forms: list, topic: str, words: list[str]) -> str:
-    """``words`` from ``topic`` in a form drawn uniformly (the mixed one needs two hops)."""
-    usable = [f for f in forms if f != "mixed" or len(words) > 1]
-    form = usable[int(rng.integers(len(usable)))]
+class _Walker:
+    """Random walks and chain frontiers over a graph's outgoing edges."""
+
+    def __init__(self, kg: KnowledgeGraph):
+        self.triples = np.asarray(kg.triples_np)
+        self.ptr, self.idx = np.asarray(kg.out_ptr), np.asarray(kg.out_idx)  # head -> triple ids
+        self.degree = np.diff(self.ptr)
+
+    def edges(self, node: int) -> np.ndarray:
+        """``[k, 3]`` the triples out of ``node``."""
+        return self.triples[self.idx[self.ptr[node] : self.ptr[node + 1]]]
+
+    def path(self, rng: np.random.Generator, topic: int, hops: int) -> list[tuple[int, int, int]]:
+        """Up to ``hops`` steps from ``topic``: each a relation of the current entity
+        uniformly, then one of its tails, one with edges of its own while hops remain."""
+        path, node = [], topic
+        for hop in range(hops):
+            edges = self.edges(node)
+            onward = edges[self.degree[edges[:, 2]] > 0]
+            if hop < hops - 1 and len(onward):
+                edges = onward
+            if not len(edges):
+                break
+            r = int(rng.choice(np.unique(edges[:, 1])))
+            tails = edges[edges[:, 1] == r, 2]
+            path.append((node, r, int(tails[rng.integers(len(tails))])))
+            node = path[-1][2]
+        return path
+
+    def reached(self, topic: int, chain: tuple[int, ...]) -> set[int]:
+        """Every entity ``chain``'s relations reach from ``topic``."""
+        frontier = {topic}
+        for r in chain:
+            nxt: set[int] = set()
+            for h in frontier:
+                edges = self.edges(h)
+                nxt.update(int(t) for t in edges[edges[:, 1] == r, 2])
+            frontier = nxt
+        return frontier
+
+
+def _ask(rng: np.random.Generator, form: str | int, topic: str, words: list[str]) -> str:
+    """``words`` from ``topic`` in ``form``: a composition of ``TEMPLATES`` (its opening drawn)
+    or the index of a paraphrase template."""
     if isinstance(form, str):
         return ask(form, topic, words, ("what is", "who is")[int(rng.integers(2))])
     return PARAPHRASE_TEMPLATES[form](topic, words)

@@ -34,8 +34,9 @@ def _base(tmp_path, exclude_topic: str = "eve") -> KGQADataModule:
 
 def test_every_question_is_its_chain_on_the_graph_as_given(tmp_path):
     """Gold path: a walk on the base graph's own edges from the topic (no added inverse);
-    answers: every entity its relations reach from the topic; text: the relations' words;
-    (topic, chain) unique; no chain starts at a test question's topic entity."""
+    answers: every entity its relations reach from the topic; text: the relations' words, no
+    text twice; no chain starts at a test question's topic entity; lengths even (the tree has
+    enough chains of each)."""
     raw = KGChainsSource(_base(tmp_path), questions=300, seed=0).load()
     given = set(TRIPLES)
     assert {raw.kg.labeled(i) for i in range(raw.kg.num_triples)} == given
@@ -53,11 +54,13 @@ def test_every_question_is_its_chain_on_the_graph_as_given(tmp_path):
         assert set(q.answers) == frontier
         assert topic in q.text
         assert all(r.replace("_", " ") in q.text for _, r, _ in q.gold_path)
-        key = (topic, tuple(r for _, r, _ in q.gold_path))
-        assert key not in seen
-        seen.add(key)
-    # a three-hop chain is drawn where one exists: ann -parents-> bob -parents-> cid -born_in-> oslo
-    assert max(len(q.gold_path) for q in questions) == 3
+        assert q.text not in seen
+        seen.add(q.text)
+    lengths = [len(q.gold_path) for q in questions]
+    assert max(lengths.count(k) for k in (1, 2, 3)) <= 100  # the quota: 300 / 3 each
+    few = KGChainsSource(_base(tmp_path), questions=30, seed=0).load()
+    lengths = [len(q.gold_path) for q in few.questions["train"] + few.questions["val"]]
+    assert [lengths.count(k) for k in (1, 2, 3)] == [10, 10, 10]
 
 
 def test_excluded_splits_and_a_graph_with_no_start_left_name_the_key(tmp_path):
