@@ -4,6 +4,7 @@
         [--data <set> ...] [--split val|test] [--budget 128] [--limit N] [--pool <member> ...]
         [--train-override K=V ...] [--walk-override K=V ...] [--json PATH] [--dry-run]
         [--rerun-test "<reason>"] [--pretrain pretrain_walk|pretrain_walk_bundled]
+        [--rows zero-shot adapted fine-tuned per-kg]
     python bench/bench_zeroshot.py --curve [--curve-sizes 0 10 50 200 all]
         [--curve-from shipped|loo] [--data <set> ...] [the options above]
 
@@ -48,10 +49,11 @@ rows are; per set and row, for all questions and per group (``bench_questions.qu
 the generated sets' kinds, CWQ's composition types, the stand-ins' reachable /
 answer_in_pool / answerable): Hits@1, coverage at B, answer recall at B, and n. Per set,
 ``ratio <set> hits1=X coverage=Y``: zero-shot over per-KG (1 when both are 0, inf when only the
-per-KG walk's is 0). The line before last: ``adapted min_ratio_hits1=X
-min_ratio_coverage=Y``, the same for (e) over (d). Last line: ``zeroshot min_ratio_hits1=X min_ratio_coverage=Y``, the
-minimum of those ratios over every family's sets (a set in two families counts twice, once
-per left-out walk); ``nan`` when none was measured.
+per-KG walk's is 0; ``nan`` when either row was left out: ``--rows`` trains and measures only
+the rows named). The line before last: ``adapted min_ratio_hits1=X min_ratio_coverage=Y``,
+the same for (e) over (d). Last line: ``zeroshot min_ratio_hits1=X min_ratio_coverage=Y``,
+the minimum of those ratios over every family's sets (a set in two families counts twice,
+once per left-out walk); ``nan`` when none was measured.
 
 **Learning curves** (``--curve``): per set (default: one per family, :data:`CURVE_SETS`),
 Hits@1 (and coverage) after fine-tuning on the first 0 / 10 / 50 / 200 / all training
@@ -187,6 +189,8 @@ CURVE_FROM = ("shipped", "loo")
 #: the table's rows per set
 ZERO_SHOT, ADAPTED = "zero-shot", "adapted, no answers"
 FINETUNED, PER_KG = "fine-tuned from it", "per-KG walk"
+#: --rows: the table's rows by a short name
+ROW_NAMES = {"zero-shot": ZERO_SHOT, "adapted": ADAPTED, "fine-tuned": FINETUNED, "per-kg": PER_KG}
 #: bench_retrieval.ROWS entries the rows are answered as
 PRETRAINED_ROW, LEARNED_ROW = "pretrained walk", "learned"
 #: the metrics printed and compared
@@ -548,8 +552,9 @@ class SetResult:
     walks: dict[str, str]  # the same keys -> walk directory names
 
     def ratio(self, metric: str, row: str = ZERO_SHOT) -> float:
-        """``row``'s ``metric`` over the per-KG walk's."""
-        return ratio(self.rows[row].metric(metric), self.rows[PER_KG].metric(metric))
+        """``row``'s ``metric`` over the per-KG walk's (``nan`` when either was not run)."""
+        ours, per_kg = (self.rows.get(r, NOT_RUN).metric(metric) for r in (row, PER_KG))
+        return ratio(ours, per_kg)
 
     @property
     def ratio_hits1(self) -> float:
@@ -631,6 +636,25 @@ def finetuned_walk(trainings: Trainings, data: str, start: Walk, size: str = "al
     return trainings.walk(label, _set_data(data, size), extra, after=[start])
 
 
+def set_rows(
+    trainings: Trainings, family: str, data: str, loo: Walk | None, wanted: set[str]
+) -> dict[str, Row]:
+    """The table's rows of one set, in order, those in ``wanted`` only (a row's walk is
+    trained only when the row is asked for)."""
+    rows: dict[str, Row] = {}
+    if ZERO_SHOT in wanted:
+        rows[ZERO_SHOT] = Row(data, PRETRAINED_ROW, f":loo-{family}", loo)
+    if ADAPTED in wanted:
+        walk = adapted_walk(trainings, data, loo)
+        rows[ADAPTED] = Row(data, PRETRAINED_ROW, f":adapted-loo-{family}", walk)
+    if FINETUNED in wanted:
+        walk = finetuned_walk(trainings, data, loo)
+        rows[FINETUNED] = Row(data, LEARNED_ROW, f":finetuned-loo-{family}", walk)
+    if PER_KG in wanted:
+        rows[PER_KG] = Row(data, LEARNED_ROW, "", per_kg_walk(trainings, data))
+    return rows
+
+
 def table(args, trainings: Trainings, evals: Evaluations, members) -> list[SetResult]:
     plan: list[tuple[Family, str, dict[str, Row]]] = []
     for name in args.families:
@@ -638,22 +662,12 @@ def table(args, trainings: Trainings, evals: Evaluations, members) -> list[SetRe
         sets = [s for s in family.sets if not args.data or s in args.data]
         if not sets:
             continue
-        loo = loo_walk(trainings, family, args.pool, members, args.pretrain)
+        wanted = {ROW_NAMES[k] for k in args.rows}
+        loo = None
+        if wanted - {PER_KG}:
+            loo = loo_walk(trainings, family, args.pool, members, args.pretrain)
         for data in sets:
-            rows = {
-                ZERO_SHOT: Row(data, PRETRAINED_ROW, f":loo-{name}", loo),
-                ADAPTED: Row(
-                    data, PRETRAINED_ROW, f":adapted-loo-{name}", adapted_walk(trainings, data, loo)
-                ),
-                FINETUNED: Row(
-                    data,
-                    LEARNED_ROW,
-                    f":finetuned-loo-{name}",
-                    finetuned_walk(trainings, data, loo),
-                ),
-                PER_KG: Row(data, LEARNED_ROW, "", per_kg_walk(trainings, data)),
-            }
-            plan.append((family, data, rows))
+            plan.append((family, data, set_rows(trainings, name, data, loo, wanted)))
     if args.dry_run:
         for *_, rows in plan:
             for row in rows.values():
@@ -874,6 +888,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--pool", nargs="+", default=None, help="pretraining members (default: all)")
     ap.add_argument("--train-override", nargs="+", action="extend", default=[], metavar="K=V")
     ap.add_argument("--walk-override", nargs="+", action="extend", default=[], metavar="K=V")
+    ap.add_argument(
+        "--rows",
+        nargs="+",
+        default=list(ROW_NAMES),
+        choices=list(ROW_NAMES),
+        help="the table's rows to train and measure (default all; a ratio needs per-kg)",
+    )
     ap.add_argument("--curve", action="store_true", help="the learning curves instead")
     ap.add_argument("--curve-sizes", nargs="+", type=_size, default=list(CURVE_SIZES))
     ap.add_argument("--curve-from", default="shipped", choices=CURVE_FROM)

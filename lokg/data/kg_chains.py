@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +47,7 @@ from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.typing import Question
 
-__all__ = ["SPLITS", "KGChainsSource", "encoder_words", "relation_synonyms"]
+__all__ = ["SPLITS", "KGChainsSource", "Lexicon", "encoder_words", "relation_lexicon"]
 
 SPLITS = ("train", "val", "test")
 
@@ -65,6 +66,8 @@ class KGChainsSource(DatasetSource):
         synonyms: chance a hop is named by a synonym of its relation words instead
             (:func:`relation_synonyms`; 0: always the words).  synonym_k: most synonyms per
             relation.  synonym_min_sim: least cosine of a synonym to the relation words.
+        unnamed: chance a hop not named by a synonym is named by a word unrelated to every
+            relation instead (the hop is still there: its slot in the question counts it).
         val_fraction: share of the questions in val.  seed: the draw.
     """
 
@@ -82,6 +85,7 @@ class KGChainsSource(DatasetSource):
         synonyms: float = 0.5,
         synonym_k: int = 8,
         synonym_min_sim: float = 0.7,
+        unnamed: float = 0.0,
         val_fraction: float = 0.1,
         seed: int = 0,
     ):
@@ -105,7 +109,8 @@ class KGChainsSource(DatasetSource):
             "questions": int(questions), "max_hops": int(max_hops),
             "max_answers": int(max_answers), "exclude_splits": sorted(set(exclude_splits)),
             "synonyms": float(synonyms), "synonym_k": int(synonym_k),
-            "synonym_min_sim": float(synonym_min_sim), "val_fraction": float(val_fraction),
+            "synonym_min_sim": float(synonym_min_sim), "unnamed": float(unnamed),
+            "val_fraction": float(val_fraction),
             "seed": int(seed),
         }  # fmt: skip
 
@@ -125,11 +130,11 @@ class KGChainsSource(DatasetSource):
         asked = [q for split in s["exclude_splits"] for q in dm.questions[split]]
         avoid = {t for q in asked for t in q.topic_entities}
         words = [relation_words(lab) for lab in kg.relations.labels]
-        others: list[list[str]] = [[] for _ in words]
-        if s["synonyms"] > 0:
+        lexicon = Lexicon([[] for _ in words], [])
+        if s["synonyms"] > 0 or s["unnamed"] > 0:
             taken = {lab.replace("_", " ").lower() for lab in kg.entities.labels}
-            others = relation_synonyms(words, s["synonym_k"], s["synonym_min_sim"], taken)
-        questions = _chain_questions(kg, avoid, self.name, words, others, **s)
+            lexicon = relation_lexicon(words, s["synonym_k"], s["synonym_min_sim"], taken)
+        questions = _chain_questions(kg, avoid, self.name, words, lexicon, **s)
         if not questions:
             raise InputError(
                 f"data.source.base ({dm.source.name}): no chain could be drawn from an entity "
@@ -151,7 +156,10 @@ class KGChainsSource(DatasetSource):
 
 
 #: the generator's version: in the fingerprint, so a changed draw is prepared anew
-VERSION = 3
+VERSION = 4
+
+#: below this cosine to every relation a word is unrelated (:class:`Lexicon`)
+UNRELATED_SIM = 0.3
 
 #: the words :func:`encoder_words` keeps
 WORD = r"[a-z]{3,14}"
@@ -165,12 +173,13 @@ def _chain_questions(
     avoid: set[str],
     name: str,
     words: list[str],
-    others: list[list[str]],
+    lexicon: Lexicon,
     *,
     questions: int,
     max_hops: int,
     max_answers: int,
     synonyms: float,
+    unnamed: float,
     seed: int,
     **_,
 ) -> list[Question]:
@@ -210,10 +219,11 @@ def _chain_questions(
             continue
         seen.add((topic, chain, form))
         count[hops] += 1
+        named = _mentions(rng, chain, words, lexicon, synonyms, unnamed)
         out.append(
             Question(
                 id=f"{name}-{len(out):05d}",
-                text=_ask(rng, form, label(topic), _mentions(rng, chain, words, others, synonyms)),
+                text=_ask(rng, form, label(topic), named),
                 answers=tuple(sorted(label(e) for e in answers)),
                 topic_entities=(label(topic),),
                 gold_path=tuple((label(h), kg.relations.label(r), label(t)) for h, r, t in path),
@@ -267,14 +277,21 @@ def _mentions(
     rng: np.random.Generator,
     chain: tuple[int, ...],
     words: list[str],
-    others: list[list[str]],
-    p: float,
+    lexicon: Lexicon,
+    p_synonym: float,
+    p_unnamed: float,
 ) -> list[str]:
-    """Each relation's words, or with probability ``p`` one of its synonyms (when it has)."""
+    """Each relation's words; with probability ``p_synonym`` one of its synonyms (when it
+    has), else with probability ``p_unnamed`` a word unrelated to every relation."""
     out = []
     for r in chain:
-        swap = others[r] and rng.random() < p
-        out.append(others[r][int(rng.integers(len(others[r])))] if swap else words[r])
+        others, unrelated = lexicon.synonyms[r], lexicon.unrelated
+        if others and rng.random() < p_synonym:
+            out.append(others[int(rng.integers(len(others)))])
+        elif unrelated and rng.random() < p_unnamed:
+            out.append(unrelated[int(rng.integers(len(unrelated)))])
+        else:
+            out.append(words[r])
     return out
 
 
@@ -286,19 +303,33 @@ def encoder_words() -> list[str]:
     return [w for w in vocab.read_text(encoding="utf-8").split() if re.fullmatch(WORD, w)]
 
 
-def relation_synonyms(
+@dataclass(frozen=True)
+class Lexicon:
+    """Words for a graph's relations (:func:`relation_lexicon`).
+
+    Attributes:
+        synonyms: per relation, words that name it (most similar first).
+        unrelated: words far from every relation (cosine < :data:`UNRELATED_SIM`).
+    """
+
+    synonyms: list[list[str]]
+    unrelated: list[str]
+
+
+def relation_lexicon(
     phrases: Sequence[str],
     k: int,
     min_sim: float,
     taken: set[str] = frozenset(),
     encoder=None,
     vocabulary: Sequence[str] | None = None,
-) -> list[list[str]]:
+) -> Lexicon:
     """Per relation phrase, up to ``k`` words of ``vocabulary`` (default
     :func:`encoder_words`) that the sentence ``encoder`` (default: the bundled MiniLM) puts
     within cosine ``min_sim`` of it **and nearer to it than to any other phrase** (so no word
     stands for two relations of the graph), most similar first; never a word of the phrase
-    itself, nor one in ``taken`` (entity labels: an answer is no relation's name)."""
+    itself, nor one in ``taken`` (entity labels: an answer is no relation's name).  And the
+    words within cosine :data:`UNRELATED_SIM` of no phrase (nor in ``taken``)."""
     from lokg.embed import SentenceEncoder
 
     encoder = encoder or SentenceEncoder()
@@ -318,7 +349,9 @@ def relation_synonyms(
             if sim[r, w] >= min_sim and nearest[w] == r and vocab[w] not in own | taken
         ]  # fmt: skip
         out.append(keep[:k])
-    return out
+    far = sim.max(0) < UNRELATED_SIM
+    unrelated = [w for w, f in zip(vocab, far, strict=True) if f and w not in taken]
+    return Lexicon(out, unrelated)
 
 
 def _ask(rng: np.random.Generator, form: str | int, topic: str, words: list[str]) -> str:

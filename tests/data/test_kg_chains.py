@@ -9,7 +9,7 @@ import pytest
 
 from lokg.config import compose_config
 from lokg.data import CustomSource, KGQADataModule
-from lokg.data.kg_chains import KGChainsSource
+from lokg.data.kg_chains import KGChainsSource, relation_lexicon
 from lokg.errors import InputError
 
 #: a family tree and its places: chains of up to three hops from most people
@@ -37,7 +37,7 @@ def test_every_question_is_its_chain_on_the_graph_as_given(tmp_path):
     answers: every entity its relations reach from the topic; text: the relations' words, no
     text twice; no chain starts at a test question's topic entity; lengths even (the tree has
     enough chains of each)."""
-    raw = KGChainsSource(_base(tmp_path), questions=300, seed=0).load()
+    raw = KGChainsSource(_base(tmp_path), questions=300, seed=0, synonyms=0).load()
     given = set(TRIPLES)
     assert {raw.kg.labeled(i) for i in range(raw.kg.num_triples)} == given
     questions = raw.questions["train"] + raw.questions["val"]
@@ -58,14 +58,14 @@ def test_every_question_is_its_chain_on_the_graph_as_given(tmp_path):
         seen.add(q.text)
     lengths = [len(q.gold_path) for q in questions]
     assert max(lengths.count(k) for k in (1, 2, 3)) <= 100  # the quota: 300 / 3 each
-    few = KGChainsSource(_base(tmp_path), questions=30, seed=0).load()
+    few = KGChainsSource(_base(tmp_path), questions=30, seed=0, synonyms=0).load()
     lengths = [len(q.gold_path) for q in few.questions["train"] + few.questions["val"]]
     assert [lengths.count(k) for k in (1, 2, 3)] == [10, 10, 10]
 
 
 def test_excluded_splits_and_a_graph_with_no_start_left_name_the_key(tmp_path):
     base = _base(tmp_path)
-    drawn = KGChainsSource(base, questions=300, exclude_splits=[]).load()
+    drawn = KGChainsSource(base, questions=300, exclude_splits=[], synonyms=0).load()
     assert any(q.topic_entities == ("eve",) for q in drawn.questions["train"])
     with pytest.raises(InputError, match=r"data.source.exclude_splits: dev; expected some of"):
         KGChainsSource(base, exclude_splits=["dev"])
@@ -76,17 +76,46 @@ def test_excluded_splits_and_a_graph_with_no_start_left_name_the_key(tmp_path):
     only_eve = _base(lone)
     (lone / "kg.tsv").write_text("eve\tspouse\tfay\n")
     with pytest.raises(InputError, match=r"set data.source.exclude_splits=\[\] to draw"):
-        KGChainsSource(only_eve).load()
+        KGChainsSource(only_eve, synonyms=0).load()
 
 
 def test_the_draw_is_fixed_by_the_seed_and_the_base_enters_the_fingerprint(tmp_path):
     base = _base(tmp_path)
-    a, b = (KGChainsSource(base, questions=100).load() for _ in range(2))
+    a, b = (KGChainsSource(base, questions=100, synonyms=0).load() for _ in range(2))
     assert [q.text for q in a.questions["train"]] == [q.text for q in b.questions["train"]]
-    other = KGChainsSource(base, questions=100, seed=1).load()
+    other = KGChainsSource(base, questions=100, seed=1, synonyms=0).load()
     assert [q.text for q in other.questions["train"]] != [q.text for q in a.questions["train"]]
     assert KGChainsSource(base).fingerprint() != KGChainsSource(base, seed=1).fingerprint()
     assert KGChainsSource(base).config()["base"] == base.fingerprint()
+
+
+def test_the_lexicon_names_each_relation_by_its_nearest_words_only():
+    """With the real encoder on a hand-picked vocabulary: a synonym is within the cosine floor
+    of its relation and nearer to it than to the other; an entity label or a word of the
+    relation itself never is; unrelated words are far from both."""
+    from lokg.embed import SentenceEncoder
+
+    vocab = ["husband", "wife", "kids", "spouse", "male", "banana", "carburetor", "children"]
+    lex = relation_lexicon(["spouse", "children"], 8, 0.5, {"male"}, SentenceEncoder(), vocab)
+    assert lex.synonyms[0][:2] in (["husband", "wife"], ["wife", "husband"])
+    assert "kids" in lex.synonyms[1] and "kids" not in lex.synonyms[0]
+    assert not {"spouse", "male"} & set(lex.synonyms[0])
+    assert "children" not in lex.synonyms[1]
+    assert "banana" in lex.unrelated and not {"husband", "male"} & set(lex.unrelated)
+
+
+def test_a_hop_is_named_by_a_synonym_or_an_unrelated_word_at_the_asked_rates(tmp_path):
+    """``synonyms=1``: every hop with synonyms is named by one; ``unnamed=1`` with no
+    synonyms: every hop by an unrelated word; the gold path is the same walk either way."""
+    import numpy as np
+
+    from lokg.data.kg_chains import Lexicon, _mentions
+
+    lex = Lexicon([["wed"], []], ["banana"])
+    rng = np.random.default_rng(0)
+    assert _mentions(rng, (0, 1), ["spouse", "kids"], lex, 1.0, 0.0) == ["wed", "kids"]
+    assert _mentions(rng, (0, 1), ["spouse", "kids"], lex, 0.0, 1.0) == ["banana", "banana"]
+    assert _mentions(rng, (0, 1), ["spouse", "kids"], lex, 0.0, 0.0) == ["spouse", "kids"]
 
 
 def test_adapt_walk_fine_tunes_the_pretrained_walk_by_name_on_the_generated_set(tmp_path):
