@@ -11,24 +11,32 @@ read but their topic entities, and those only to stay clear of them.
 
 From the base dataset (any data config: a DataModule this source prepares first) only the
 graph as given (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`: no added inverse edges) is
-kept.  A generated question: a topic entity drawn uniformly from the entities with an
-outgoing edge that are **no topic entity of a question in** ``exclude_splits`` of the base set
-(default val and test: no (topic, chain) of a question the walk is measured on is trained
-on; ``[]`` when you only want your questions answered, so chains may start where they do), a
-chain of 1 to ``max_hops`` relations followed from it (the length drawn uniformly, and kept:
-up to :data:`ATTEMPTS` draws for a chain of that length, and at most ``questions / max_hops``
-of each length; each step a relation of the current
-entity uniformly, then one of its tails, one that has edges of its own while hops remain), its
-answers every entity the chain reaches (at most
-``max_answers``, else it is drawn again), its gold path the walk taken.  Relation words are
-the label's last hierarchy segment (:func:`~lokg.data.restyle.relation_words`:
-``people.person.place_of_birth`` -> "place of birth").  It is asked in one of
-:data:`~lokg.data.synthetic_chains.TEMPLATES`' compositions or one of
-:data:`~lokg.data.restyle.PARAPHRASE_TEMPLATES`, uniformly: templates of this package, none
-taken from a dataset.  A (topic, chain) pair is asked at most once per form (a graph with few
-long chains asks them in several).  Split: ``val_fraction`` to val
-(the checkpoint is chosen on generated questions, never on the base set's), the rest to
-train, none to test.
+kept.  A generated question:
+
+- **topic**: drawn uniformly from the entities with an outgoing edge that are no topic entity
+  of a question in ``exclude_splits`` of the base set (default val and test, so no (topic,
+  chain) of a question the walk is measured on is trained on; ``[]`` when you only want
+  your questions answered);
+- **chain**: 1 to ``max_hops`` relations followed from it, the length drawn uniformly and
+  kept (up to :data:`ATTEMPTS` draws for a chain of that length; at most ``questions /
+  max_hops`` of each length, so the walk learns no prior on how far to go); each step a
+  relation of the current entity uniformly, then one of its tails (one with edges of its own
+  while hops remain);
+- **answers**: every entity the chain reaches (at most ``max_answers``, else drawn again);
+  its gold path the walk taken;
+- **text**: one of :data:`~lokg.data.synthetic_chains.TEMPLATES`' compositions or of
+  :data:`~lokg.data.restyle.PARAPHRASE_TEMPLATES`, uniformly (templates of this package,
+  none taken from a dataset), a (topic, chain) asked at most once per form.  Each hop is
+  named by its relation's words (the label's last hierarchy segment,
+  :func:`~lokg.data.restyle.relation_words`: ``people.person.place_of_birth`` -> "place of
+  birth"); with chance ``synonyms`` by a **synonym** instead (:func:`relation_lexicon`:
+  words of the encoder's vocabulary nearer to that relation than to any other of the
+  graph's), else with chance ``unnamed`` by a word **unrelated** to every relation, so the
+  walk learns to count a hop by its slot in the composition when its word matches nothing.
+  Both measured on val (docs/design/taimr.md item 29).
+
+Split: ``val_fraction`` to val (the checkpoint is chosen on generated questions, never on the
+base set's), the rest to train, none to test.
 """
 
 from __future__ import annotations
@@ -83,9 +91,9 @@ class KGChainsSource(DatasetSource):
         max_answers: int = 20,
         exclude_splits: Sequence[str] = ("val", "test"),
         synonyms: float = 0.5,
-        synonym_k: int = 8,
-        synonym_min_sim: float = 0.7,
-        unnamed: float = 0.0,
+        synonym_k: int = 20,
+        synonym_min_sim: float = 0.5,
+        unnamed: float = 0.3,
         val_fraction: float = 0.1,
         seed: int = 0,
     ):

@@ -37,7 +37,7 @@ def test_every_question_is_its_chain_on_the_graph_as_given(tmp_path):
     answers: every entity its relations reach from the topic; text: the relations' words, no
     text twice; no chain starts at a test question's topic entity; lengths even (the tree has
     enough chains of each)."""
-    raw = KGChainsSource(_base(tmp_path), questions=300, seed=0, synonyms=0).load()
+    raw = KGChainsSource(_base(tmp_path), questions=300, seed=0, synonyms=0, unnamed=0).load()
     given = set(TRIPLES)
     assert {raw.kg.labeled(i) for i in range(raw.kg.num_triples)} == given
     questions = raw.questions["train"] + raw.questions["val"]
@@ -58,14 +58,14 @@ def test_every_question_is_its_chain_on_the_graph_as_given(tmp_path):
         seen.add(q.text)
     lengths = [len(q.gold_path) for q in questions]
     assert max(lengths.count(k) for k in (1, 2, 3)) <= 100  # the quota: 300 / 3 each
-    few = KGChainsSource(_base(tmp_path), questions=30, seed=0, synonyms=0).load()
+    few = KGChainsSource(_base(tmp_path), questions=30, seed=0, synonyms=0, unnamed=0).load()
     lengths = [len(q.gold_path) for q in few.questions["train"] + few.questions["val"]]
     assert [lengths.count(k) for k in (1, 2, 3)] == [10, 10, 10]
 
 
 def test_excluded_splits_and_a_graph_with_no_start_left_name_the_key(tmp_path):
     base = _base(tmp_path)
-    drawn = KGChainsSource(base, questions=300, exclude_splits=[], synonyms=0).load()
+    drawn = KGChainsSource(base, questions=300, exclude_splits=[], synonyms=0, unnamed=0).load()
     assert any(q.topic_entities == ("eve",) for q in drawn.questions["train"])
     with pytest.raises(InputError, match=r"data.source.exclude_splits: dev; expected some of"):
         KGChainsSource(base, exclude_splits=["dev"])
@@ -76,14 +76,14 @@ def test_excluded_splits_and_a_graph_with_no_start_left_name_the_key(tmp_path):
     only_eve = _base(lone)
     (lone / "kg.tsv").write_text("eve\tspouse\tfay\n")
     with pytest.raises(InputError, match=r"set data.source.exclude_splits=\[\] to draw"):
-        KGChainsSource(only_eve, synonyms=0).load()
+        KGChainsSource(only_eve, synonyms=0, unnamed=0).load()
 
 
 def test_the_draw_is_fixed_by_the_seed_and_the_base_enters_the_fingerprint(tmp_path):
     base = _base(tmp_path)
-    a, b = (KGChainsSource(base, questions=100, synonyms=0).load() for _ in range(2))
+    a, b = (KGChainsSource(base, questions=100, synonyms=0, unnamed=0).load() for _ in range(2))
     assert [q.text for q in a.questions["train"]] == [q.text for q in b.questions["train"]]
-    other = KGChainsSource(base, questions=100, seed=1, synonyms=0).load()
+    other = KGChainsSource(base, questions=100, seed=1, synonyms=0, unnamed=0).load()
     assert [q.text for q in other.questions["train"]] != [q.text for q in a.questions["train"]]
     assert KGChainsSource(base).fingerprint() != KGChainsSource(base, seed=1).fingerprint()
     assert KGChainsSource(base).config()["base"] == base.fingerprint()
