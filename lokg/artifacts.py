@@ -56,15 +56,17 @@ from lokg.kg.inverse_edges import (
     relations_to_invert,
 )
 from lokg.manifest import check_directory
-from lokg.taimr.walk.artifact import KIND as WALK_KIND
-from lokg.taimr.walk.artifact import META_FILE as WALK_META_FILE
 from lokg.taimr.walk.artifact import (
+    ADAPTED,
     WALK_CONFIG,
     ZERO_SHOT,
+    adapted_walk,
     hashed_targets,
     pretrained_walk,
     walk_models,
 )
+from lokg.taimr.walk.artifact import KIND as WALK_KIND
+from lokg.taimr.walk.artifact import META_FILE as WALK_META_FILE
 from lokg.typing import IdArray
 
 KINDS = ("scos", "gat", WALK_KIND, "rerank")
@@ -404,15 +406,24 @@ def _find_walk_model(art: GraphArtifacts, datamodule, walk_dir: str | None) -> N
     ``art``'s own part of the graph (GraphArtifacts.own_edges)."""
     root = datamodule.artifact_dir
     walked = art.kg.own_part()  # the walk model's graph (GraphArtifacts.own_edges)
+    own = datamodule.kg.own_part().fingerprint()  # the graph as given: an adapted walk's
     art.walk_dir = (
         resolve(root, WALK_KIND, walk_dir)
         if walk_dir
         else default_walk_model(root, walked.fingerprint())
     )
+    if art.walk_dir is None and (adapted := adapted_walk(Path(root).parent, own)) is not None:
+        log.warning(
+            "walk: %s (%s; no walk model trained on answered questions of %s)",
+            ADAPTED, adapted, datamodule.name,
+        )  # fmt: skip
+        art.walk_dir = adapted
+        return
     if art.walk_dir is None and (shipped := pretrained_walk()) is not None:
         log.warning(
             "walk: %s (no walk model trained for %s; `python train.py experiment=train_walk "
-            "data=...` fine-tunes one from it on answered questions)",
+            "data=...` fine-tunes one from it on answered questions, `python train.py "
+            "experiment=adapt_walk data@data.source.base=...` on the KG alone)",
             ZERO_SHOT, datamodule.name,
         )  # fmt: skip
         art.walk_dir = shipped

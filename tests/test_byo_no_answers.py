@@ -120,3 +120,25 @@ def test_training_the_walk_on_them_stops_in_one_line(user_dir):
     (line,) = [x for x in run.stderr.splitlines() if x.startswith("error: ")]
     assert line.startswith("error: the questions file questions.jsonl has no answers; the walk "
                            "model (experiment=train_walk) trains on gold answers")  # fmt: skip
+
+
+def test_the_walk_adapts_to_the_kg_without_answers_and_is_used_by_default(user_dir):
+    """``experiment=adapt_walk`` fine-tunes the shipped walk on chains generated over the KG
+    (no answers read; a short run here), and ``retriever=learned`` then finds it by the KG's
+    fingerprint and says so, where it would fall back to the shipped walk."""
+    from lokg.taimr.walk.artifact import ADAPTED
+
+    base = [
+        f"data.source.base.source.{k}" for k in ("kg_path=kg.tsv", "questions_path=questions.jsonl")
+    ]
+    adapt = python(user_dir, "train.py", "experiment=adapt_walk", *base,
+                   "data.source.questions=120", "trainer.max_epochs=1")  # fmt: skip
+    assert adapt.returncode == 0, adapt.stderr[-3000:]
+    assert "none from the 5 topic entities of its test/val questions" in adapt.stdout
+    run = python(user_dir, "evaluate.py", *DATA, "retriever=learned", "scos=off", "llm=extractive")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert f"walk: {ADAPTED}" in run.stderr
+    runs = (user_dir / "logs" / "evaluate" / "results" / "custom").glob("*/summary.json")
+    newest = max(runs, key=lambda p: p.stat().st_mtime_ns)  # the quick start's run is older
+    summary = json.loads(newest.read_text(encoding="utf-8"))
+    assert summary["walk"].startswith(f"{ADAPTED}: kg_chains_custom-")

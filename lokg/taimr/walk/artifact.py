@@ -32,6 +32,8 @@ from lokg.nn.question_encoder import QuestionLM
 from lokg.taimr.walk.net import WalkNet
 
 __all__ = [
+    "ADAPTED",
+    "ADAPTED_PREFIX",
     "ARCHITECTURE_DEFAULTS",
     "KIND",
     "META_FILE",
@@ -45,6 +47,7 @@ __all__ = [
     "SHIPPED_FILES",
     "WALK_CONFIG",
     "ZERO_SHOT",
+    "adapted_walk",
     "default_walk_settings",
     "hashed_targets",
     "load_walk_network",
@@ -77,6 +80,9 @@ PRETRAINED_RECORD = "record.json"
 SHIPPED_FILES = ("walk_model.pt", "qgat.json", "config.yaml", "question_encoder_delta.pt")
 #: how :func:`walk_origin` names the shipped walk (console, ``summary.json``)
 ZERO_SHOT = "pretrained, zero-shot"
+#: how a run names a walk adapted to its KG without answers (experiment=adapt_walk), and the
+#: dataset-name prefix of its training data (lokg.data.kg_chains)
+ADAPTED, ADAPTED_PREFIX = "pretrained, adapted to this KG without answers", "kg_chains_"
 #: the walk model's default settings (``model=walk``), beside the package as the configs are
 WALK_CONFIG = Path(__file__).resolve().parents[3] / "configs" / "model" / "walk.yaml"
 
@@ -247,6 +253,23 @@ def walk_models(
     return [d for *_, d in sorted(found, reverse=True)]
 
 
+def adapted_walk(data_root: Path, fingerprint: str) -> Path | None:
+    """A walk ``experiment=adapt_walk`` trained for the graph whose own part has
+    ``fingerprint``: among the ``qgat-*`` artifacts of the datasets under ``data_root`` named
+    ``kg_chains_*`` (:mod:`lokg.data.kg_chains`), those trained on that graph, the best
+    recorded ``val/hits@1`` first, then the newest; ``None`` when there is none."""
+    found = []
+    for d in Path(data_root).glob(f"{ADAPTED_PREFIX}*/{KIND}-*"):
+        meta_path = d / META_FILE
+        if not (meta_path.is_file() and (d / "config.yaml").is_file()):
+            continue
+        check_directory(d, ["config.yaml", META_FILE])
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if meta.get("kg_fingerprint") == fingerprint:
+            found.append((meta.get("best_value") or 0.0, meta_path.stat().st_mtime_ns, d))
+    return max(found)[-1] if found else None
+
+
 def pretrained_walk() -> Path | None:
     """The shipped pretrained walk's directory, ``None`` when this install has none."""
     return PRETRAINED_DIR if (PRETRAINED_DIR / META_FILE).is_file() else None
@@ -259,4 +282,6 @@ def walk_origin(walk_dir: Path | None) -> str | None:
         return None
     if Path(walk_dir).resolve() == PRETRAINED_DIR.resolve():
         return ZERO_SHOT
+    if Path(walk_dir).parent.name.startswith(ADAPTED_PREFIX):
+        return f"{ADAPTED}: {Path(walk_dir).parent.name}/{Path(walk_dir).name}"
     return f"trained: {Path(walk_dir).name}"
