@@ -91,10 +91,10 @@ read from its line (cited), not measured again, unless ``--rerun-test "<reason>"
 are measured and recorded. So a rerun completes a table, or reprints it, and never tests a
 configuration twice.
 
-**Cost.** Each leave-one-out pretraining is about 20 min on a 2-core CPU (the full union
-trained in 23 min), and every set needs a per-KG walk and a fine-tuning, so the whole table
-is hours there (the curves more: up to 8 walks per set); ``--train-override trainer=gpu`` on
-a GPU.
+**Cost.** Each leave-one-out pretraining is 5-9 min on a 2-core CPU, and every set needs an
+adapted walk (chain questions generated over its KG, then 4 epochs on them: 2-4 min), a
+per-KG walk and a fine-tuning (each after TransE), so the whole table is hours there (the
+curves more: up to 8 walks per set); ``--train-override trainer=gpu`` on a GPU.
 """
 
 from __future__ import annotations
@@ -526,14 +526,14 @@ class Evaluations:
 
 
 # ---------------------------------------------------------------------- ratios
-def ratio(zero_shot: float, per_kg: float) -> float:
-    """Zero-shot over per-KG: 1.0 when both are 0 (no worse), ``inf`` when only the per-KG
-    walk's is 0, ``nan`` when either is missing."""
-    if math.isnan(zero_shot) or math.isnan(per_kg):
+def ratio(ours: float, per_kg: float) -> float:
+    """A row's number over the per-KG walk's: 1.0 when both are 0 (no worse), ``inf`` when
+    only the per-KG walk's is 0, ``nan`` when either is missing."""
+    if math.isnan(ours) or math.isnan(per_kg):
         return math.nan
     if per_kg == 0:
-        return 1.0 if zero_shot == 0 else math.inf
-    return zero_shot / per_kg
+        return 1.0 if ours == 0 else math.inf
+    return ours / per_kg
 
 
 def min_ratio(values: Iterable[float]) -> float:
@@ -544,7 +544,7 @@ def min_ratio(values: Iterable[float]) -> float:
 
 @dataclass(frozen=True)
 class SetResult:
-    """One set of one family: its three rows and the walks behind them."""
+    """One set of one family: its rows (:data:`ROW_NAMES`) and the walks behind them."""
 
     family: str
     data: str
@@ -570,7 +570,7 @@ def summary_line(results: Sequence[SetResult], row: str = ZERO_SHOT) -> str:
     (``zeroshot ...``), and the line before it (``adapted ...``)."""
     hits = min_ratio(r.ratio("hits@1", row) for r in results)
     cov = min_ratio(r.ratio("coverage", row) for r in results)
-    name = "zeroshot" if row == ZERO_SHOT else "adapted"
+    name = {ZERO_SHOT: "zeroshot", ADAPTED: "adapted"}[row]
     return f"{name} min_ratio_hits1={hits:.3f} min_ratio_coverage={cov:.3f}"
 
 
@@ -646,7 +646,10 @@ def set_rows(
         rows[ZERO_SHOT] = Row(data, PRETRAINED_ROW, f":loo-{family}", loo)
     if ADAPTED in wanted:
         walk = adapted_walk(trainings, data, loo)
-        rows[ADAPTED] = Row(data, PRETRAINED_ROW, f":adapted-loo-{family}", walk)
+        # the generated set's fingerprint: the walk's directory name does not change with the
+        # generator's settings, and the ledger knows a walk by that name only
+        fp = walk.path.parent.name.rsplit("-", 1)[-1] if walk.path is not None else "pending"
+        rows[ADAPTED] = Row(data, PRETRAINED_ROW, f":adapted-{fp}-loo-{family}", walk)
     if FINETUNED in wanted:
         walk = finetuned_walk(trainings, data, loo)
         rows[FINETUNED] = Row(data, LEARNED_ROW, f":finetuned-loo-{family}", walk)

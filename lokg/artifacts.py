@@ -403,16 +403,17 @@ def _load_gat_attention(art: GraphArtifacts, datamodule, gat_dir: str | None) ->
 
 def _find_walk_model(art: GraphArtifacts, datamodule, walk_dir: str | None) -> None:
     """Set ``art``'s walk model directory: the given one, else the default one trained on
-    ``art``'s own part of the graph (GraphArtifacts.own_edges)."""
+    ``art``'s own part of the graph (GraphArtifacts.own_edges), else one adapted to the graph
+    as given without answers (``experiment=adapt_walk``), else the shipped pretrained walk."""
     root = datamodule.artifact_dir
     walked = art.kg.own_part()  # the walk model's graph (GraphArtifacts.own_edges)
-    own = datamodule.kg.own_part().fingerprint()  # the graph as given: an adapted walk's
     art.walk_dir = (
         resolve(root, WALK_KIND, walk_dir)
         if walk_dir
         else default_walk_model(root, walked.fingerprint())
     )
-    if art.walk_dir is None and (adapted := adapted_walk(Path(root).parent, own)) is not None:
+    own = None if art.walk_dir is not None else datamodule.kg.own_part().fingerprint()
+    if own is not None and (adapted := adapted_walk(Path(root).parent, own)) is not None:
         log.warning(
             "walk: %s (%s; no walk model trained on answered questions of %s)",
             ADAPTED, adapted, datamodule.name,

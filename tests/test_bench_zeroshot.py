@@ -28,6 +28,7 @@ TINY = [
 ]  # fmt: skip
 #: PQL left out of a pool of PQ-2H and PQL-2H: the leave-one-out walk trains on PQ-2H alone
 SMALL = ["--families", "pql", "--data", "pql2h", "--pool", "pq2h", "pql2h", "--limit", "5"]
+ADAPTED_TAG = re.compile(r"pretrained walk:adapted-(?P<fp>[0-9a-f]{12})-loo-pql")
 LAST = re.compile(r"zeroshot min_ratio_hits1=(\d+\.\d{3}|nan|inf) min_ratio_coverage=(\S+)")
 
 
@@ -348,9 +349,12 @@ def test_on_test_each_row_is_one_ledger_line_and_a_second_report_cites_it(
     args = [*SMALL, *TINY, "--split", "test"]
     assert bench.main(args) == 0
     lines = [json.loads(x) for x in ledger.read_text().splitlines()]
+    # the adapted row is named by its generated set's fingerprint (the walk's name is not)
+    adapted = ADAPTED_TAG.fullmatch(lines[1]["configuration"])
+    assert adapted, lines[1]["configuration"]
+    assert list(root.glob(f"artifacts/data/kg_chains_pql2h-{adapted['fp']}/qgat-*"))
     assert [e["configuration"] for e in lines] == [
-        "pretrained walk:loo-pql", "pretrained walk:adapted-loo-pql",
-        "learned:finetuned-loo-pql", "learned",
+        "pretrained walk:loo-pql", adapted.group(0), "learned:finetuned-loo-pql", "learned",
     ]  # fmt: skip
     assert {(e["bench"], e["dataset"]) for e in lines} == {("bench_zeroshot", "pql2h")}
     assert all(e["numbers"]["all"]["n"] == 5 for e in lines)
@@ -367,8 +371,7 @@ def test_on_test_each_row_is_one_ledger_line_and_a_second_report_cites_it(
     assert bench.main(args) == 0
     again = [json.loads(x) for x in ledger.read_text().splitlines()]
     assert [e["configuration"] for e in again] == [
-        "learned", "pretrained walk:loo-pql", "pretrained walk:adapted-loo-pql",
-        "learned:finetuned-loo-pql",
+        "learned", "pretrained walk:loo-pql", adapted.group(0), "learned:finetuned-loo-pql",
     ]  # fmt: skip
     out = capsys.readouterr().out
     cited = next(x for x in out.splitlines() if x.startswith("pql2h ") and "per-KG walk" in x)

@@ -41,12 +41,16 @@ def test_experiment_fast_dev_run(make_cfg, experiment, tmp_path):
     # no TransE in this fresh root: a free table
     if experiment in ("train_gat", "train_walk", "train_qgat"):
         overrides.append("model.relation_source=learned")
+    if experiment == "adapt_walk":  # chains over pq2h's KB, asked by their relations' words
+        overrides += ["data@data.source.base=pq2h", "data.source.questions=60",
+                      "data.source.synonyms=0", "data.source.unnamed=0"]  # fmt: skip
     cfg = make_cfg("train", overrides)
     result = run(cfg)
-    # pretrain_walk(_bundled) trains on the union of the bundled sets (data=pretrain), the
-    # rest on pq2h
+    # pretrain_walk(_bundled) trains on the union of the bundled sets (data=pretrain),
+    # adapt_walk on chain questions over pq2h's KB, the rest on pq2h
     union = experiment.startswith("pretrain_walk")
-    assert result["stats"]["dataset"] == ("pretrain" if union else "pq2h")
+    expected = {"adapt_walk": "kg_chains_pq2h"}.get(experiment, "pretrain" if union else "pq2h")
+    assert result["stats"]["dataset"] == expected
     if cfg.get("model") is not None:
         assert result["trainer"].fast_dev_run
         assert "scos_dir" not in result and "gat_dir" not in result

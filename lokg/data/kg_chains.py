@@ -53,6 +53,7 @@ from lokg.data.sources import DatasetSource, RawDataset
 from lokg.data.synthetic_chains import TEMPLATES, ask
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
+from lokg.taimr.walk.artifact import ADAPTED_PREFIX
 from lokg.typing import Question
 
 __all__ = ["SPLITS", "KGChainsSource", "Lexicon", "encoder_words", "relation_lexicon"]
@@ -66,13 +67,14 @@ class KGChainsSource(DatasetSource):
     Args:
         base: the base dataset, a :class:`~lokg.data.datamodule.KGQADataModule` (instantiated
             by Hydra from its data config).
-        name: the dataset's name (default ``kg_chains_<base name>``).
+        name: the dataset's name, always ``kg_chains_``-prefixed (default ``kg_chains_<base
+            name>``): ``retriever=learned`` looks for adapted walks under that prefix.
         questions: questions drawn in all (fewer when (topic, chain) pairs repeat or a chain
             reaches too many entities).
         max_hops: longest chain.  max_answers: most entities a chain may reach.
         exclude_splits: the base set's splits whose questions' topic entities start no chain.
         synonyms: chance a hop is named by a synonym of its relation words instead
-            (:func:`relation_synonyms`; 0: always the words).  synonym_k: most synonyms per
+            (:func:`relation_lexicon`; 0: always the words).  synonym_k: most synonyms per
             relation.  synonym_min_sim: least cosine of a synonym to the relation words.
         unnamed: chance a hop not named by a synonym is named by a word unrelated to every
             relation instead (the hop is still there: its slot in the question counts it).
@@ -98,21 +100,31 @@ class KGChainsSource(DatasetSource):
         seed: int = 0,
     ):
         for key, value in {"questions": questions, "max_hops": max_hops,
-                           "max_answers": max_answers}.items():  # fmt: skip
-            if int(value) < 1:
+                           "max_answers": max_answers, "synonym_k": synonym_k}.items():  # fmt: skip
+            if not isinstance(value, int) or value < 1:
                 raise InputError(f"data.source.{key}={value}; expected a whole number >= 1")
+        if isinstance(exclude_splits, str):
+            exclude_splits = [exclude_splits]
+        if exclude_splits is None:
+            raise InputError(
+                "data.source.exclude_splits=null; expected a list of splits ([]: none)"
+            )
         unknown = [x for x in exclude_splits if x not in SPLITS]
         if unknown:
             raise InputError(
                 f"data.source.exclude_splits: {', '.join(map(str, unknown))}; expected some of "
                 f"{', '.join(SPLITS)}"
             )
-        if not 0.0 <= synonyms <= 1.0:
-            raise InputError(f"data.source.synonyms={synonyms}; expected 0 <= x <= 1")
-        if not 0.0 <= val_fraction < 1.0:
-            raise InputError(f"data.source.val_fraction={val_fraction}; expected 0 <= x < 1")
+        for key, value in {"synonyms": synonyms, "unnamed": unnamed,
+                           "synonym_min_sim": synonym_min_sim}.items():  # fmt: skip
+            if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+                raise InputError(f"data.source.{key}={value}; expected 0 <= x <= 1")
+        if not isinstance(val_fraction, int | float) or not 0.0 < val_fraction < 1.0:
+            raise InputError(f"data.source.val_fraction={val_fraction}; expected 0 < x < 1")
         self.base = base
-        self.name = name or f"kg_chains_{base.source.name}"
+        name = name or base.source.name
+        # the prefix is how retriever=learned finds the walk adapted to a KG (artifact.py)
+        self.name = name if name.startswith(ADAPTED_PREFIX) else ADAPTED_PREFIX + name
         self.settings = {
             "questions": int(questions), "max_hops": int(max_hops),
             "max_answers": int(max_answers), "exclude_splits": sorted(set(exclude_splits)),
@@ -144,14 +156,16 @@ class KGChainsSource(DatasetSource):
             lexicon = relation_lexicon(words, s["synonym_k"], s["synonym_min_sim"], taken)
         questions = _chain_questions(kg, avoid, self.name, words, lexicon, **s)
         if not questions:
+            raise InputError(_no_question_reason(kg, avoid, dm.source.name, s))
+        if len(questions) < 2:
             raise InputError(
-                f"data.source.base ({dm.source.name}): no chain could be drawn from an entity "
-                f"that is no topic entity of its {'/'.join(s['exclude_splits'])} questions; "
-                "set data.source.exclude_splits=[] to draw from those too"
+                f"data.source.base ({dm.source.name}): one chain question could be drawn; "
+                "training needs two at least (one for val)"
             )
         rng = np.random.default_rng(s["seed"] + 1)
         order = rng.permutation(len(questions))
-        n_val = round(len(questions) * s["val_fraction"])
+        # val picks the epoch only (it holds other wordings of train's chains); never empty
+        n_val = min(max(1, round(len(questions) * s["val_fraction"])), len(questions) - 1)
         val = [questions[i] for i in sorted(order[:n_val])]
         train = [questions[i] for i in sorted(order[n_val:])]
         report = (
@@ -161,6 +175,24 @@ class KGChainsSource(DatasetSource):
         )
         return RawDataset(kg, {"train": train, "val": val, "test": []}, presplit=True,
                           reports=[report])  # fmt: skip
+
+
+def _no_question_reason(kg: KnowledgeGraph, avoid: set[str], base: str, s: dict) -> str:
+    """Why no chain question could be drawn, as the one-line error names it."""
+    degree = np.diff(np.asarray(kg.out_ptr))
+    starts = [e for e in np.flatnonzero(degree) if kg.entities.label(e) not in avoid]
+    if not starts and s["exclude_splits"]:
+        return (
+            f"data.source.base ({base}): no chain could be drawn from an entity that is no "
+            f"topic entity of its {'/'.join(s['exclude_splits'])} questions; set "
+            "data.source.exclude_splits=[] to draw from those too"
+        )
+    if not starts:
+        return f"data.source.base ({base}): its graph has no edge to draw a chain from"
+    return (
+        f"data.source.base ({base}): every chain drawn reaches more than "
+        f"data.source.max_answers={s['max_answers']} entities; raise it"
+    )
 
 
 #: the generator's version: in the fingerprint, so a changed draw is prepared anew

@@ -256,17 +256,23 @@ def walk_models(
 def adapted_walk(data_root: Path, fingerprint: str) -> Path | None:
     """A walk ``experiment=adapt_walk`` trained for the graph whose own part has
     ``fingerprint``: among the ``qgat-*`` artifacts of the datasets under ``data_root`` named
-    ``kg_chains_*`` (:mod:`lokg.data.kg_chains`), those trained on that graph, the best
-    recorded ``val/hits@1`` first, then the newest; ``None`` when there is none."""
+    ``kg_chains_*`` (:mod:`lokg.data.kg_chains`), those trained on that graph from a start
+    walk and by relation name (``model.init`` not ``scratch``, ``relation_source=none``),
+    the newest; ``None`` when there is none.  The graph is what is matched, not the question
+    set the chains avoided: two sets over one KG (``pq3h``, ``beyond_pq3h``) share their
+    adapted walks (the bench names its walks explicitly, ``retriever.model_dir``)."""
     found = []
     for d in Path(data_root).glob(f"{ADAPTED_PREFIX}*/{KIND}-*"):
-        meta_path = d / META_FILE
-        if not (meta_path.is_file() and (d / "config.yaml").is_file()):
+        meta_path, cfg_path = d / META_FILE, d / "config.yaml"
+        if not (meta_path.is_file() and cfg_path.is_file()):
             continue
-        check_directory(d, ["config.yaml", META_FILE])
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("kg_fingerprint") == fingerprint:
-            found.append((meta.get("best_value") or 0.0, meta_path.stat().st_mtime_ns, d))
+        if meta.get("kg_fingerprint") != fingerprint:
+            continue
+        check_directory(d, ["config.yaml", META_FILE])  # only the candidates
+        model = OmegaConf.load(cfg_path).get("model") or {}
+        if model.get("init", "scratch") != "scratch" and model.get("relation_source") == "none":
+            found.append((meta_path.stat().st_mtime_ns, d))
     return max(found)[-1] if found else None
 
 
@@ -282,6 +288,6 @@ def walk_origin(walk_dir: Path | None) -> str | None:
         return None
     if Path(walk_dir).resolve() == PRETRAINED_DIR.resolve():
         return ZERO_SHOT
-    if Path(walk_dir).parent.name.startswith(ADAPTED_PREFIX):
+    if Path(walk_dir).parent.name.startswith(ADAPTED_PREFIX):  # trained on kg_chains data
         return f"{ADAPTED}: {Path(walk_dir).parent.name}/{Path(walk_dir).name}"
     return f"trained: {Path(walk_dir).name}"
