@@ -47,7 +47,7 @@ CORPUS = [
     ("scos-typo", "evaluate", ["scos=defualt"],
      "Could not find 'scos/defualt'. Available options: default, lokg, off"),
     ("experiment-typo", "evaluate", ["experiment=papr"],
-     "Could not find 'experiment/papr'. Available options: import_transe, lokg, paper,"),
+     "Could not find 'experiment/papr'. Available options: adapt_walk, import_transe, lokg,"),
     ("retriever-typo", "evaluate", ["retriever=taimrr"], "Could not find 'retriever/taimrr'"),
     ("data-typo", "evaluate", ["data=pq9h"], "Could not find 'data/pq9h'"),
     ("encoder-typo", "evaluate", ["encoder=itc"], "Could not find 'encoder/itc'"),
