@@ -154,9 +154,10 @@ class KGChainsSource(DatasetSource):
         if s["synonyms"] > 0 or s["unnamed"] > 0:
             taken = {lab.replace("_", " ").lower() for lab in kg.entities.labels}
             lexicon = relation_lexicon(words, s["synonym_k"], s["synonym_min_sim"], taken)
-        questions = _chain_questions(kg, avoid, self.name, words, lexicon, **s)
+        starts = _starts(kg, avoid)
+        questions = _chain_questions(kg, starts, self.name, words, lexicon, **s)
         if not questions:
-            raise InputError(_no_question_reason(kg, avoid, dm.source.name, s))
+            raise InputError(_no_question_reason(len(starts), dm.source.name, s))
         if len(questions) < 2:
             raise InputError(
                 f"data.source.base ({dm.source.name}): one chain question could be drawn; "
@@ -177,10 +178,15 @@ class KGChainsSource(DatasetSource):
                           reports=[report])  # fmt: skip
 
 
-def _no_question_reason(kg: KnowledgeGraph, avoid: set[str], base: str, s: dict) -> str:
-    """Why no chain question could be drawn, as the one-line error names it."""
+def _starts(kg: KnowledgeGraph, avoid: set[str]) -> np.ndarray:
+    """``[S]`` the entities a chain may start from: an outgoing edge, a label not in ``avoid``."""
     degree = np.diff(np.asarray(kg.out_ptr))
-    starts = [e for e in np.flatnonzero(degree) if kg.entities.label(e) not in avoid]
+    return np.array([e for e in np.flatnonzero(degree) if kg.entities.label(e) not in avoid])
+
+
+def _no_question_reason(starts: int, base: str, s: dict) -> str:
+    """Why no chain question could be drawn from ``starts`` start entities, as the one-line
+    error names it."""
     if not starts and s["exclude_splits"]:
         return (
             f"data.source.base ({base}): no chain could be drawn from an entity that is no "
@@ -210,7 +216,7 @@ ATTEMPTS = 20
 
 def _chain_questions(
     kg: KnowledgeGraph,
-    avoid: set[str],
+    starts: np.ndarray,
     name: str,
     words: list[str],
     lexicon: Lexicon,
@@ -223,14 +229,11 @@ def _chain_questions(
     seed: int,
     **_,
 ) -> list[Question]:
-    """Up to ``questions`` chain questions over ``kg`` from entities not in ``avoid``: at most
+    """Up to ``questions`` chain questions over ``kg`` from the entities ``starts``: at most
     a ``1 / max_hops`` share of each length, so the lengths are even where the graph has
     enough chains of each; a (topic, chain) is asked once per form."""
     rng = np.random.default_rng(seed)
     walker = _Walker(kg)
-    starts = np.array(
-        [e for e in np.flatnonzero(walker.degree) if kg.entities.label(e) not in avoid]
-    )
     if not len(starts):
         return []
     forms = [*TEMPLATES, *range(len(PARAPHRASE_TEMPLATES))]
