@@ -4,7 +4,7 @@
         [--data <set> ...] [--split val|test] [--budget 128] [--limit N] [--pool <member> ...]
         [--train-override K=V ...] [--walk-override K=V ...] [--json PATH] [--dry-run]
         [--rerun-test "<reason>"] [--pretrain pretrain_walk|pretrain_walk_bundled]
-        [--rows zero-shot adapted fine-tuned per-kg]
+        [--rows zero-shot adapted self-trained fine-tuned per-kg]
     python bench/bench_zeroshot.py --curve [--curve-sizes 0 10 50 200 all]
         [--curve-from shipped|loo] [--data <set> ...] [the options above]
 
@@ -41,7 +41,12 @@ through the real entry point (``python train.py``, a subprocess under ``$LOKG_RO
 (e) ``adapted, no answers``: (a) fine-tuned on chain questions generated over the set's graph
     (``python train.py experiment=adapt_walk model.init=<(a)> data=kg_chains
     data@data.source.base=<set>``, lokg/data/kg_chains.py: no answer or question text of the
-    set is read, and no chain starts at a val/test question's topic entity), answered as (b).
+    set is read, and no chain starts at a val/test question's topic entity), answered as (b);
+(f) ``self-trained, no answers``: (e) fine-tuned :data:`SELF_TRAIN_ROUNDS` times on the set's
+    own training questions, each labelled by the walk of the round before (its top answer and
+    the path it walked: ``python train.py experiment=self_train_walk
+    data@data.source.base=<set> data.source.walk=<the walk before>``, lokg/data/self_labels.py:
+    no gold answer is read), answered as (b).
 
 Retriever-only (the extractive reader: no LLM), at ``--budget`` (B = 128), through
 ``bench_retrieval.row_config`` and ``lokg.evaluate.run`` as ``bench/bench_questions.py``'s
@@ -50,10 +55,11 @@ the generated sets' kinds, CWQ's composition types, the stand-ins' reachable /
 answer_in_pool / answerable): Hits@1, coverage at B, answer recall at B, and n. Per set,
 ``ratio <set> hits1=X coverage=Y``: zero-shot over per-KG (1 when both are 0, inf when only the
 per-KG walk's is 0; ``nan`` when either row was left out: ``--rows`` trains and measures only
-the rows named). The line before last: ``adapted min_ratio_hits1=X min_ratio_coverage=Y``,
-the same for (e) over (d). Last line: ``zeroshot min_ratio_hits1=X min_ratio_coverage=Y``,
-the minimum of those ratios over every family's sets (a set in two families counts twice,
-once per left-out walk); ``nan`` when none was measured.
+the rows named). The two lines before last: ``adapted min_ratio_hits1=X
+min_ratio_coverage=Y`` and ``selftrained ...``, the same for (e) and (f) over (d). Last line:
+``zeroshot min_ratio_hits1=X min_ratio_coverage=Y``, the minimum of those ratios over every
+family's sets (a set in two families counts twice, once per left-out walk); ``nan`` when none
+was measured.
 
 **Learning curves** (``--curve``): per set (default: one per family, :data:`CURVE_SETS`),
 Hits@1 (and coverage) after fine-tuning on the first 0 / 10 / 50 / 200 / all training
@@ -92,7 +98,8 @@ are measured and recorded. So a rerun completes a table, or reprints it, and nev
 configuration twice.
 
 **Cost.** Each leave-one-out pretraining is 5-9 min on a 2-core CPU, and every set needs an
-adapted walk (chain questions generated over its KG, then 4 epochs on them: 2-4 min), a
+adapted walk (chain questions generated over its KG, then 4 epochs on them: 2-4 min), two
+rounds of self-training (2-5 min each), a
 per-KG walk and a fine-tuning (each after TransE), so the whole table is hours there (the
 curves more: up to 8 walks per set); ``--train-override trainer=gpu`` on a GPU.
 """
@@ -188,9 +195,15 @@ CURVE_SIZES = ("0", "10", "50", "200", "all")
 CURVE_FROM = ("shipped", "loo")
 #: the table's rows per set
 ZERO_SHOT, ADAPTED = "zero-shot", "adapted, no answers"
+SELF_TRAINED = "self-trained, no answers"
+#: rounds of self-training the ``self-trained`` row runs (chosen on val: taimr.md item 30)
+SELF_TRAIN_ROUNDS = 2
 FINETUNED, PER_KG = "fine-tuned from it", "per-KG walk"
 #: --rows: the table's rows by a short name
-ROW_NAMES = {"zero-shot": ZERO_SHOT, "adapted": ADAPTED, "fine-tuned": FINETUNED, "per-kg": PER_KG}
+ROW_NAMES = {
+    "zero-shot": ZERO_SHOT, "adapted": ADAPTED, "self-trained": SELF_TRAINED,
+    "fine-tuned": FINETUNED, "per-kg": PER_KG,
+}  # fmt: skip
 #: bench_retrieval.ROWS entries the rows are answered as
 PRETRAINED_ROW, LEARNED_ROW = "pretrained walk", "learned"
 #: the metrics printed and compared
@@ -350,8 +363,9 @@ class Trainings:
         key = tuple(overrides)
         if key in self._walks:
             return self._walks[key]
-        pending = any(w.path is None for w in after)  # its model.init is a placeholder
-        cfg = self._compose([o for o in overrides if not (pending and o.startswith("model.init="))])
+        pending = any(w.path is None for w in after)  # its start walk is a placeholder
+        starts = ("model.init=", "data.source.walk=")  # where a start walk is named
+        cfg = self._compose([o for o in overrides if not (pending and o.startswith(starts))])
         path = None if pending else trained_walk(cfg)
         if path is not None:
             print(f"reuse: {label}: {path}", flush=True)
@@ -567,10 +581,10 @@ class SetResult:
 
 def summary_line(results: Sequence[SetResult], row: str = ZERO_SHOT) -> str:
     """The least ratios of ``row`` over every family's sets: the bench's last line
-    (``zeroshot ...``), and the line before it (``adapted ...``)."""
+    (``zeroshot ...``), and the two before it (``adapted ...``, ``selftrained ...``)."""
     hits = min_ratio(r.ratio("hits@1", row) for r in results)
     cov = min_ratio(r.ratio("coverage", row) for r in results)
-    name = {ZERO_SHOT: "zeroshot", ADAPTED: "adapted"}[row]
+    name = {ZERO_SHOT: "zeroshot", ADAPTED: "adapted", SELF_TRAINED: "selftrained"}[row]
     return f"{name} min_ratio_hits1={hits:.3f} min_ratio_coverage={cov:.3f}"
 
 
@@ -627,6 +641,21 @@ def adapted_walk(trainings: Trainings, data: str, start: Walk) -> Walk:
     return trainings.walk(f"{data} adapted from {start.label}", source, extra, after=[start])
 
 
+def self_trained_walk(
+    trainings: Trainings, data: str, start: Walk, rounds: int = SELF_TRAIN_ROUNDS
+) -> Walk:
+    """``start`` fine-tuned ``rounds`` times on ``data``'s own training questions as the walk
+    of the round before answers them (their gold answers never read:
+    ``experiment=self_train_walk``, lokg/data/self_labels.py)."""
+    walk = start
+    for r in range(1, rounds + 1):
+        source = ["data=self_labels", f"data@data.source.base={data}"]
+        source.append(f"data.source.walk={walk.ref}")
+        label = f"{data} self-trained (round {r}) from {walk.label}"
+        walk = trainings.walk(label, source, ["experiment=self_train_walk"], after=[walk])
+    return walk
+
+
 def finetuned_walk(trainings: Trainings, data: str, start: Walk, size: str = "all") -> Walk:
     init = "pretrained" if start is SHIPPED else start.ref
     label = f"{data} fine-tuned from {start.label}"
@@ -650,6 +679,11 @@ def set_rows(
         # generator's settings, and the ledger knows a walk by that name only
         fp = walk.path.parent.name.rsplit("-", 1)[-1] if walk.path is not None else "pending"
         rows[ADAPTED] = Row(data, PRETRAINED_ROW, f":adapted-{fp}-loo-{family}", walk)
+    if SELF_TRAINED in wanted:
+        walk = self_trained_walk(trainings, data, adapted_walk(trainings, data, loo))
+        fp = walk.path.parent.name.rsplit("-", 1)[-1] if walk.path is not None else "pending"
+        tag = f":selftrained{SELF_TRAIN_ROUNDS}-{fp}-loo-{family}"
+        rows[SELF_TRAINED] = Row(data, PRETRAINED_ROW, tag, walk)
     if FINETUNED in wanted:
         walk = finetuned_walk(trainings, data, loo)
         rows[FINETUNED] = Row(data, LEARNED_ROW, f":finetuned-loo-{family}", walk)
@@ -800,6 +834,8 @@ def write_json(path: str, args, results: Sequence[SetResult], points: Sequence[C
             "ratio_coverage": r.ratio_coverage,
             "adapted_ratio_hits1": r.ratio("hits@1", ADAPTED),
             "adapted_ratio_coverage": r.ratio("coverage", ADAPTED),
+            "selftrained_ratio_hits1": r.ratio("hits@1", SELF_TRAINED),
+            "selftrained_ratio_coverage": r.ratio("coverage", SELF_TRAINED),
         }
         for r in results
     ]
@@ -976,6 +1012,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print_table(results, args.split, args.budget)
         print(summary_line(results, ADAPTED))
+        print(summary_line(results, SELF_TRAINED))
         print(summary_line(results))
     return 0
 

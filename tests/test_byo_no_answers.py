@@ -142,3 +142,25 @@ def test_the_walk_adapts_to_the_kg_without_answers_and_is_used_by_default(user_d
     newest = max(runs, key=lambda p: p.stat().st_mtime_ns)  # the quick start's run is older
     summary = json.loads(newest.read_text(encoding="utf-8"))
     assert summary["walk"].startswith(f"{ADAPTED}: kg_chains_custom-")
+
+
+def test_the_walk_self_trains_on_the_questions_to_answer_and_is_used_by_default(user_dir):
+    """``experiment=self_train_walk`` labels the user's own questions (all in test: a file
+    without answers) with the shipped walk's answers and paths, fine-tunes it on them, and
+    ``retriever=learned`` then uses it, the newest walk trained without answers on the KG."""
+    from lokg.taimr.walk.artifact import ADAPTED, PRETRAINED_DIR
+
+    base = [
+        f"data.source.base.source.{k}" for k in ("kg_path=kg.tsv", "questions_path=questions.jsonl")
+    ]
+    train = python(user_dir, "train.py", "experiment=self_train_walk", *base,
+                   f"data.source.walk={PRETRAINED_DIR}", "data.source.splits=[test]",
+                   "trainer.max_epochs=1")  # fmt: skip
+    assert train.returncode == 0, train.stderr[-3000:]
+    assert "5 of custom's 5 test questions labelled by" in train.stdout
+    run = python(user_dir, "evaluate.py", *DATA, "retriever=learned", "scos=off", "llm=extractive")
+    assert run.returncode == 0, run.stderr[-3000:]
+    runs = (user_dir / "logs" / "evaluate" / "results" / "custom").glob("*/summary.json")
+    newest = max(runs, key=lambda p: p.stat().st_mtime_ns)
+    summary = json.loads(newest.read_text(encoding="utf-8"))
+    assert summary["walk"].startswith(f"{ADAPTED}: self_labels_custom-")

@@ -34,6 +34,7 @@ from lokg.taimr.walk.net import WalkNet
 __all__ = [
     "ADAPTED",
     "ADAPTED_PREFIX",
+    "ADAPTED_PREFIXES",
     "ARCHITECTURE_DEFAULTS",
     "KIND",
     "META_FILE",
@@ -44,6 +45,7 @@ __all__ = [
     "QUESTION_ENCODER_DELTA",
     "QUESTION_ENCODER_DIR",
     "RELATION_TABLE_FILE",
+    "SELF_LABELS_PREFIX",
     "SHIPPED_FILES",
     "WALK_CONFIG",
     "ZERO_SHOT",
@@ -83,6 +85,11 @@ ZERO_SHOT = "pretrained, zero-shot"
 #: how a run names a walk adapted to its KG without answers (experiment=adapt_walk), and the
 #: dataset-name prefix of its training data (lokg.data.kg_chains)
 ADAPTED, ADAPTED_PREFIX = "pretrained, adapted to this KG without answers", "kg_chains_"
+#: the dataset-name prefix of self-labelled questions (lokg.data.self_labels): a walk trained
+#: on them is adapted to its KG without answers too
+SELF_LABELS_PREFIX = "self_labels_"
+#: the prefixes of the datasets whose walks :func:`adapted_walk` considers
+ADAPTED_PREFIXES = (ADAPTED_PREFIX, SELF_LABELS_PREFIX)
 #: the walk model's default settings (``model=walk``), beside the package as the configs are
 WALK_CONFIG = Path(__file__).resolve().parents[3] / "configs" / "model" / "walk.yaml"
 
@@ -254,15 +261,17 @@ def walk_models(
 
 
 def adapted_walk(data_root: Path, fingerprint: str) -> Path | None:
-    """A walk ``experiment=adapt_walk`` trained for the graph whose own part has
-    ``fingerprint``: among the ``qgat-*`` artifacts of the datasets under ``data_root`` named
-    ``kg_chains_*`` (:mod:`lokg.data.kg_chains`), those trained on that graph from a start
+    """A walk ``experiment=adapt_walk`` or ``experiment=self_train_walk`` trained for the
+    graph whose own part has ``fingerprint``: among the ``qgat-*`` artifacts of the datasets
+    under ``data_root`` named ``kg_chains_*`` (:mod:`lokg.data.kg_chains`) or
+    ``self_labels_*`` (:mod:`lokg.data.self_labels`), those trained on that graph from a start
     walk and by relation name (``model.init`` not ``scratch``, ``relation_source=none``),
     the newest; ``None`` when there is none.  The graph is what is matched, not the question
     set the chains avoided: two sets over one KG (``pq3h``, ``beyond_pq3h``) share their
     adapted walks (the bench names its walks explicitly, ``retriever.model_dir``)."""
     found = []
-    for d in Path(data_root).glob(f"{ADAPTED_PREFIX}*/{KIND}-*"):
+    dirs = [d for p in ADAPTED_PREFIXES for d in Path(data_root).glob(f"{p}*/{KIND}-*")]
+    for d in dirs:
         meta_path, cfg_path = d / META_FILE, d / "config.yaml"
         if not (meta_path.is_file() and cfg_path.is_file()):
             continue
@@ -288,6 +297,6 @@ def walk_origin(walk_dir: Path | None) -> str | None:
         return None
     if Path(walk_dir).resolve() == PRETRAINED_DIR.resolve():
         return ZERO_SHOT
-    if Path(walk_dir).parent.name.startswith(ADAPTED_PREFIX):  # trained on kg_chains data
+    if Path(walk_dir).parent.name.startswith(ADAPTED_PREFIXES):  # kg_chains or self_labels
         return f"{ADAPTED}: {Path(walk_dir).parent.name}/{Path(walk_dir).name}"
     return f"trained: {Path(walk_dir).name}"

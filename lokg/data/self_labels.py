@@ -1,0 +1,174 @@
+"""Your own questions, answered by a walk, as its next training data: self-training on a KG
+with questions and no answers (beyond the paper; issue 40; docs/design/taimr.md item 30).
+``data=self_labels data@data.source.base=<your data config> data.source.walk=<a walk>``.
+
+Why: a walk adapted to a KG on generated chain questions (:mod:`lokg.data.kg_chains`,
+``experiment=adapt_walk``) knows the KG's relation names but not how *your* questions word
+them.  Your questions carry that wording, and their answers are not needed to learn it: the
+walk answers them, and it is fine-tuned to follow, for each question, the path it walked
+(``python train.py experiment=self_train_walk``).  Where one wording is read right for most
+questions, the others that share it are pulled along; run it again from the walk it trained
+for a second round.
+
+A self-labelled question is a question of the base set's ``splits`` (default the training
+split: the val and test questions a walk is measured on are never trained on, even without
+answers) with
+
+- **answers**: the walk's top answer (its ``log P(a | q)``, :class:`~lokg.taimr.walk.
+  retriever.WalkRetriever`), with any answer tied with it;
+- **gold path**: the path the walk took to it: the walk model is trained to follow a gold
+  path's relations at its length, so a self-labelled question teaches the hops the walk took,
+  not the shortest path to the answer (without it, a 3-hop question whose answer is one hop
+  away by another relation teaches a 1-hop walk: measured on PQ-3H val, Hits@1 0.82 -> 0.43);
+- the question's own text and topic entities.  Its gold answers are never read.
+
+A question whose top answer has ``P(a | q) < min_prob``, or which the walk cannot answer,
+is left out.  Split: ``val_fraction`` to val (the checkpoint is chosen on self-labelled
+questions), the rest to train, none to test.  The graph is the base set's own part (no added
+inverse edges: the walk takes every triple both ways), as for :mod:`lokg.data.kg_chains`, so
+``retriever=learned`` on the base set finds the walk by itself (the newest adapted one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from lokg.data.sources import DatasetSource, RawDataset
+from lokg.errors import InputError
+from lokg.taimr.walk.artifact import META_FILE, SELF_LABELS_PREFIX
+from lokg.typing import Question
+
+__all__ = ["SelfLabelSource", "self_label"]
+
+SPLITS = ("train", "val", "test")
+#: answers whose log-probability is within this of the top answer's are tied with it
+TIE = 1e-4
+
+
+class SelfLabelSource(DatasetSource):
+    """The base set's questions, answered and labelled by ``walk`` (module doc).
+
+    Args:
+        base: the base dataset, a :class:`~lokg.data.datamodule.KGQADataModule`.
+        walk: the walk that answers them: a ``qgat-*`` directory (``experiment=adapt_walk``'s
+            or a previous round's).
+        name: the dataset's name, always ``self_labels_``-prefixed (default
+            ``self_labels_<base name>``): ``retriever=learned`` looks for walks under it.
+        splits: the base set's splits whose questions are labelled (default ``[train]``; a
+            questions file without answers puts every question in ``test``: ``[test]``
+            trains on the very questions you then answer).
+        min_prob: least ``P(a | q)`` of a kept question's top answer (0: every answered one).
+        max_hops: the walk's L.  val_fraction: share of the questions in val.  seed: the draw.
+    """
+
+    paper_setting = False
+    inverse = "never"  # the base graph as given; the base set adds its own at inference
+
+    def __init__(
+        self,
+        base,
+        walk: str | None = None,
+        name: str | None = None,
+        splits: Sequence[str] = ("train",),
+        min_prob: float = 0.0,
+        max_hops: int = 3,
+        val_fraction: float = 0.1,
+        seed: int = 0,
+    ):
+        if walk is None or not (Path(str(walk)) / META_FILE).is_file():
+            raise InputError(
+                f"data.source.walk={walk}; expected a trained walk's qgat-* directory (the one "
+                "`python train.py experiment=adapt_walk ...` printed)"
+            )
+        if isinstance(splits, str):
+            splits = [splits]
+        unknown = [x for x in (splits or []) if x not in SPLITS]
+        if not splits or unknown:
+            raise InputError(
+                f"data.source.splits={list(splits or [])}; expected some of {', '.join(SPLITS)}"
+            )
+        if not isinstance(min_prob, int | float) or not 0.0 <= min_prob <= 1.0:
+            raise InputError(f"data.source.min_prob={min_prob}; expected 0 <= x <= 1")
+        if not isinstance(max_hops, int) or max_hops < 1:
+            raise InputError(f"data.source.max_hops={max_hops}; expected a whole number >= 1")
+        if not isinstance(val_fraction, int | float) or not 0.0 < val_fraction < 1.0:
+            raise InputError(f"data.source.val_fraction={val_fraction}; expected 0 < x < 1")
+        self.base = base
+        self.walk = Path(str(walk)).resolve()
+        name = name or base.source.name
+        self.name = name if name.startswith(SELF_LABELS_PREFIX) else SELF_LABELS_PREFIX + name
+        self.settings = {
+            "splits": sorted(set(splits)), "min_prob": float(min_prob),
+            "max_hops": int(max_hops), "val_fraction": float(val_fraction), "seed": int(seed),
+        }  # fmt: skip
+
+    def files(self) -> list[Path]:
+        # the walk's weights are what labels the questions: a retrained walk, other labels
+        return [*self.base.source.files(), self.walk / META_FILE]
+
+    def config(self) -> dict:
+        walk = f"{self.walk.parent.name}/{self.walk.name}"
+        return {**super().config(), "base": self.base.fingerprint(), "walk": walk,
+                **self.settings}  # fmt: skip
+
+    def load(self) -> RawDataset:
+        from lokg.embed import SentenceEncoder
+        from lokg.taimr.walk.retriever import build_learned
+
+        s = self.settings
+        dm = self.base
+        dm.prepare_data()
+        dm.setup("fit")
+        asked = [q for split in s["splits"] for q in dm.questions[split]]
+        if not asked:
+            raise InputError(
+                f"data.source.splits={s['splits']}: {dm.source.name} has no question there "
+                "(a questions file without answers puts every question in test: splits=[test])"
+            )
+        retriever = build_learned(
+            dm.kg, SentenceEncoder(), self.walk, max_hops=s["max_hops"], fallback="none"
+        )
+        labelled = [q for q in (self_label(retriever, q, s["min_prob"]) for q in asked) if q]
+        if len(labelled) < 2:
+            raise InputError(
+                f"data.source.walk: it answered {len(labelled)} of {dm.source.name}'s "
+                f"{len(asked)} questions with P >= {s['min_prob']}; training needs two at least"
+            )
+        rng = np.random.default_rng(s["seed"])
+        order = rng.permutation(len(labelled))
+        n_val = min(max(1, round(len(labelled) * s["val_fraction"])), len(labelled) - 1)
+        val = [labelled[i] for i in sorted(order[:n_val])]
+        train = [labelled[i] for i in sorted(order[n_val:])]
+        report = (
+            f"{self.name}: {len(labelled)} of {dm.source.name}'s {len(asked)} "
+            f"{'/'.join(s['splits'])} questions labelled by {self.walk.parent.name}/"
+            f"{self.walk.name} (its top answer and path; no gold answer read)"
+        )
+        return RawDataset(dm.kg.own_part(), {"train": train, "val": val, "test": []},
+                          presplit=True, reports=[report])  # fmt: skip
+
+
+def self_label(retriever, question: Question, min_prob: float = 0.0) -> Question | None:
+    """``question`` labelled by ``retriever`` (a walk): its top answer and any tied with it as
+    answers, the top answer's path as gold path; ``None`` when it has no answer, no path, or
+    ``P(a | q) < min_prob``.  The question's own answers are not read."""
+    asked = dataclasses.replace(question, answers=(), gold_path=())
+    result = retriever.retrieve(asked)
+    if not result.answers:
+        return None
+    top = result.answers[0]
+    if top.path is None or not top.path.relations or math.exp(top.score) < min_prob:
+        return None
+    kg, path = result.kg, top.path
+    answers = tuple(a.label for a in result.answers if a.score >= top.score - TIE)
+    gold = tuple(
+        (kg.entities.label(path.entities[i]), kg.relations.label(path.relations[i]),
+         kg.entities.label(path.entities[i + 1]))
+        for i in range(len(path.relations))
+    )  # fmt: skip
+    return dataclasses.replace(asked, answers=answers, gold_path=gold)

@@ -1,0 +1,115 @@
+"""Self-labelled questions (lokg/data/self_labels.py): a set's own questions answered by a
+walk, its top answer and the path it took as their labels; the training data of
+experiment=self_train_walk, for a KG with questions and no answers."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import pytest
+
+from lokg.config import compose_config
+from lokg.data.self_labels import SelfLabelSource, self_label
+from lokg.errors import InputError
+from lokg.kg.graph import KnowledgeGraph
+from lokg.retrieval import RankedAnswer, RetrievalResult, RetrievedPath
+from lokg.taimr.walk.artifact import META_FILE, adapted_walk, walk_origin
+from lokg.typing import Question
+
+KG = KnowledgeGraph.from_labeled_triples(
+    [("ann", "parents", "bob"), ("bob", "born_in", "rome"), ("ann", "born_in", "oslo"),
+     ("bob", "lived_in", "rome"), ("bob", "born_in", "milan")]
+)  # fmt: skip
+
+
+class StubWalk:
+    """Test double of a walk retriever: returns ``answers`` (label, log P, path labels) for
+    every question and records the questions it was asked."""
+
+    def __init__(self, answers):
+        self.answers, self.asked = answers, []
+
+    def retrieve(self, question: Question) -> RetrievalResult:
+        self.asked.append(question)
+        ranked = []
+        for label, logp, steps in self.answers:
+            ents = [KG.entities.get(steps[0][0]), *(KG.entities.get(t) for _, _, t in steps)]
+            rels = tuple(KG.relations.get(r) for _, r, _ in steps)
+            path = RetrievedPath(tuple(ents), tuple(range(len(rels))), rels, logp)
+            ranked.append(RankedAnswer(KG.entities.get(label), label, logp, path))
+        return RetrievalResult(KG, answers=tuple(ranked))
+
+
+QUESTION = Question("q1", "where was ann 's parent born ?", ("GOLD",), ("ann",),
+                    (("ann", "parents", "bob"), ("bob", "born_in", "rome")))  # fmt: skip
+TO_ROME = [("ann", "parents", "bob"), ("bob", "born_in", "rome")]
+TO_MILAN = [("ann", "parents", "bob"), ("bob", "born_in", "milan")]
+TO_OSLO = [("ann", "born_in", "oslo")]
+
+
+def test_a_question_is_labelled_with_the_walks_top_answer_its_ties_and_its_path():
+    """P(rome) = P(milan) = 0.4 > P(oslo) = 0.2: both tied answers kept, the top one's two
+    hops as gold path (not oslo's one hop); the question's own answers and path are never
+    shown to the walk and never kept."""
+    walk = StubWalk([("rome", math.log(0.4), TO_ROME), ("milan", math.log(0.4), TO_MILAN),
+                     ("oslo", math.log(0.2), TO_OSLO)])  # fmt: skip
+    q = self_label(walk, QUESTION)
+    assert (walk.asked[0].answers, walk.asked[0].gold_path) == ((), ())
+    assert q.answers == ("rome", "milan") and q.gold_path == tuple(TO_ROME)
+    assert (q.id, q.text, q.topic_entities) == (QUESTION.id, QUESTION.text, ("ann",))
+
+
+def test_a_question_below_min_prob_or_unanswered_is_left_out():
+    walk = StubWalk([("oslo", math.log(0.2), TO_OSLO)])
+    assert self_label(walk, QUESTION, min_prob=0.25) is None
+    assert self_label(walk, QUESTION, min_prob=0.2).answers == ("oslo",)
+    assert self_label(StubWalk([]), QUESTION) is None
+
+
+def test_a_missing_walk_or_an_unknown_split_names_the_key(tmp_path):
+    with pytest.raises(InputError, match=r"^data\.source\.walk=.*qgat-\* directory"):
+        SelfLabelSource(base=None, walk=str(tmp_path))
+    (tmp_path / META_FILE).write_text("{}")
+    with pytest.raises(InputError, match=r"^data\.source\.splits=\['dev'\]; expected some of"):
+        SelfLabelSource(base=None, walk=str(tmp_path), splits=["dev"])
+    with pytest.raises(InputError, match=r"^data\.source\.min_prob=2"):
+        SelfLabelSource(base=None, walk=str(tmp_path), min_prob=2)
+
+
+def test_self_train_walk_starts_from_the_walk_that_labels_and_trains_as_adapt_walk(tmp_path):
+    cfg = compose_config(
+        "train",
+        ["experiment=self_train_walk", "data@data.source.base=pq2h", "data.source.walk=/w/qgat-1"],
+        tmp_path,
+    )
+    assert cfg.data.source._target_ == "lokg.data.self_labels.SelfLabelSource"
+    assert list(cfg.data.source.splits) == ["train"] and cfg.data.source.min_prob == 0.0
+    assert cfg.model.init == "/w/qgat-1"  # the labelling walk is where training starts
+    assert cfg.model.relation_source == "none" and cfg.scos.mode == "off"
+    adapt = compose_config("train", ["experiment=adapt_walk"], tmp_path)
+    for key in ("encoder_trainable_layers", "relation_source", "min_steps"):
+        assert cfg.model[key] == adapt.model[key]
+    assert cfg.trainer.max_epochs == adapt.trainer.max_epochs
+
+
+def _walk_dir(root, dataset: str, init: str, mtime: int):
+    d = root / dataset / "qgat-abc"
+    d.mkdir(parents=True)
+    (d / META_FILE).write_text(json.dumps({"kg_fingerprint": "fp1"}))
+    (d / "config.yaml").write_text(f"model:\n  init: {init}\n  relation_source: none\n")
+    os.utime(d / META_FILE, ns=(mtime, mtime))
+    return d
+
+
+def test_the_newest_walk_trained_without_answers_on_the_kg_is_the_one_used(tmp_path):
+    """A self-trained walk (self_labels_*) is found as an adapted one (kg_chains_*), the newer
+    first; a walk trained from scratch, or on another graph, is not."""
+    adapted = _walk_dir(tmp_path, "kg_chains_x-1", "pretrained", 1_000)
+    assert adapted_walk(tmp_path, "fp1") == adapted
+    selftrained = _walk_dir(tmp_path, "self_labels_x-2", str(adapted), 2_000)
+    _walk_dir(tmp_path, "self_labels_x-3", "scratch", 3_000)
+    assert adapted_walk(tmp_path, "fp1") == selftrained
+    assert adapted_walk(tmp_path, "fp2") is None
+    assert walk_origin(selftrained).endswith("self_labels_x-2/qgat-abc")
