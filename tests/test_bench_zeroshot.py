@@ -27,7 +27,10 @@ TINY = [
     "trainer.limit_val_batches=1",
 ]  # fmt: skip
 #: PQL left out of a pool of PQ-2H and PQL-2H: the leave-one-out walk trains on PQ-2H alone
-SMALL = ["--families", "pql", "--data", "pql2h", "--pool", "pq2h", "pql2h", "--limit", "5"]
+SMALL = ["--families", "pql", "--data", "pql2h", "--pool", "pq2h", "pql2h", "--limit", "5",
+         "--rows", "zero-shot", "adapted", "fine-tuned", "per-kg"]  # fmt: skip
+# (the self-trained row labels every training question of the set twice: minutes; the dry run
+# checks its commands, tests/test_byo_no_answers.py its training end to end)
 ADAPTED_TAG = re.compile(r"pretrained walk:adapted-(?P<fp>[0-9a-f]{12})-loo-pql")
 LAST = re.compile(r"zeroshot min_ratio_hits1=(\d+\.\d{3}|nan|inf) min_ratio_coverage=(\S+)")
 
@@ -221,16 +224,21 @@ def test_a_dry_run_prints_every_command_and_trains_nothing(tmp_path):
     lines = proc.stdout.splitlines()
     train = [x for x in lines if x.startswith("train: ")]
     # two leave-one-out walks, then per PQL set and the WebQSP stand-in: the walk adapted on
-    # generated questions (no TransE: by name), TransE, the fine-tuned walk and the per-KG walk
-    assert len(train) == 2 + 4 * 5
+    # generated questions (no TransE: by name), two rounds of self-training from it, TransE,
+    # the fine-tuned walk and the per-KG walk
+    assert len(train) == 2 + 6 * 5
     assert "'~data.source.members.beyond_pql3h'" in train[0] and "pq2h" not in train[0]
     assert any("'model.init=<walk pretrained without pql>' data=pql3h" in x for x in train)
     adapt = "experiment=adapt_walk 'model.init=<walk pretrained without pql>' data=kg_chains"
     assert any(f"{adapt} data@data.source.base=beyond_pql2h" in x for x in train)
     assert not any("experiment=train_transe data=kg_chains" in x for x in train)
+    rounds = [x for x in train if "experiment=self_train_walk" in x and "base=pql3h" in x]
+    assert len(rounds) == 2
+    assert "'data.source.walk=<pql3h adapted from walk pretrained without pql>'" in rounds[0]
+    assert "'data.source.walk=<pql3h self-trained (round 1) from pql3h adapted" in rounds[1]
     evaluate = [x for x in lines if x.startswith("evaluate: python evaluate.py ")]
-    assert len(evaluate) == 4 * 5
-    assert lines[-1] == "dry run: 22 train.py runs to start, nothing trained"
+    assert len(evaluate) == 5 * 5
+    assert lines[-1] == "dry run: 32 train.py runs to start, nothing trained"
     assert not list(tmp_path.glob("artifacts/**/qgat-*"))
 
 
@@ -251,7 +259,8 @@ def smoke(tmp_path_factory):
 def _table_rows(stdout: str) -> dict[tuple[str, str, str], tuple[float, float, float, int]]:
     rows = {}
     for line in stdout.splitlines():
-        m = re.match(r"(\S+)\s+(zero-shot|adapted, no answers|fine-tuned from it|per-KG walk)"
+        m = re.match(r"(\S+)\s+(zero-shot|adapted, no answers|self-trained, no answers|"
+                     r"fine-tuned from it|per-KG walk)"
                      r"\s+(\S+)\s+"
                      r"([\d.]+|nan)\s+([\d.]+|nan)\s+([\d.]+|nan)\s+(\d+)", line)  # fmt: skip
         if m:
@@ -287,8 +296,9 @@ def test_the_table_rows_and_the_ratios_are_computed_from_them(smoke):
     assert entry["ratio_hits1"] == pytest.approx(hits)
     assert entry["ratio_coverage"] == pytest.approx(cov)
     assert f"ratio pql2h hits1={hits:.3f} coverage={cov:.3f}" in out
-    *_, adapted_line, last = out.strip().splitlines()
+    *_, adapted_line, selftrained_line, last = out.strip().splitlines()
     assert LAST.fullmatch(last), last
+    assert selftrained_line == "selftrained min_ratio_hits1=nan min_ratio_coverage=nan"  # no row
     assert last == f"zeroshot min_ratio_hits1={hits:.3f} min_ratio_coverage={cov:.3f}"
     ad = entry["rows"]["adapted, no answers"]["groups"]["all"]
     hits, cov = ad["hits@1"] / kg["hits@1"], ad["coverage"] / kg["coverage"]
