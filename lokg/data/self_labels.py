@@ -109,6 +109,7 @@ class SelfLabelSource(DatasetSource):
 
     def files(self) -> list[Path]:
         # the walk's weights are what labels the questions: a retrained walk, other labels
+        # (its qgat.json records the training's checkpoint path and best val value)
         return [*self.base.source.files(), self.walk / META_FILE]
 
     def config(self) -> dict:
