@@ -44,12 +44,19 @@ def test_experiment_fast_dev_run(make_cfg, experiment, tmp_path):
     if experiment == "adapt_walk":  # chains over pq2h's KB, asked by their relations' words
         overrides += ["data@data.source.base=pq2h", "data.source.questions=60",
                       "data.source.synonyms=0", "data.source.unnamed=0"]  # fmt: skip
+    if experiment == "self_train_walk":  # 20 of pq2h's questions labelled by the shipped walk
+        from lokg.taimr.walk.artifact import PRETRAINED_DIR
+
+        overrides += ["data@data.source.base=pq2h", "+data.source.base.train_limit=20",
+                      f"data.source.walk={PRETRAINED_DIR}"]  # fmt: skip
     cfg = make_cfg("train", overrides)
     result = run(cfg)
     # pretrain_walk(_bundled) trains on the union of the bundled sets (data=pretrain),
-    # adapt_walk on chain questions over pq2h's KB, the rest on pq2h
+    # adapt_walk on chain questions over pq2h's KB, self_train_walk on pq2h's questions
+    # labelled by a walk, the rest on pq2h
     union = experiment.startswith("pretrain_walk")
-    expected = {"adapt_walk": "kg_chains_pq2h"}.get(experiment, "pretrain" if union else "pq2h")
+    named = {"adapt_walk": "kg_chains_pq2h", "self_train_walk": "self_labels_pq2h"}
+    expected = named.get(experiment, "pretrain" if union else "pq2h")
     assert result["stats"]["dataset"] == expected
     if cfg.get("model") is not None:
         assert result["trainer"].fast_dev_run
