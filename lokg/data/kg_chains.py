@@ -56,7 +56,14 @@ from lokg.kg.graph import KnowledgeGraph
 from lokg.taimr.walk.artifact import ADAPTED_PREFIX
 from lokg.typing import Question
 
-__all__ = ["SPLITS", "KGChainsSource", "Lexicon", "encoder_words", "relation_lexicon"]
+__all__ = [
+    "SPLITS",
+    "KGChainsSource",
+    "Lexicon",
+    "encoder_words",
+    "relation_lexicon",
+    "split_off_val",
+]
 
 SPLITS = ("train", "val", "test")
 
@@ -163,12 +170,8 @@ class KGChainsSource(DatasetSource):
                 f"data.source.base ({dm.source.name}): one chain question could be drawn; "
                 "training needs two at least (one for val)"
             )
-        rng = np.random.default_rng(s["seed"] + 1)
-        order = rng.permutation(len(questions))
         # val picks the epoch only (it holds other wordings of train's chains); never empty
-        n_val = min(max(1, round(len(questions) * s["val_fraction"])), len(questions) - 1)
-        val = [questions[i] for i in sorted(order[:n_val])]
-        train = [questions[i] for i in sorted(order[n_val:])]
+        train, val = split_off_val(questions, s["val_fraction"], s["seed"] + 1)
         report = (
             f"{self.name}: {len(questions)} chain questions over {dm.source.name}'s graph "
             f"({kg.num_triples} triples), none from the {len(avoid)} topic entities of its "
@@ -176,6 +179,19 @@ class KGChainsSource(DatasetSource):
         )
         return RawDataset(kg, {"train": train, "val": val, "test": []}, presplit=True,
                           reports=[report])  # fmt: skip
+
+
+def split_off_val(
+    questions: Sequence[Question], fraction: float, seed: int
+) -> tuple[list[Question], list[Question]]:
+    """``(train, val)``: ``fraction`` of ``questions`` (at least one, never all) drawn to val
+    with ``seed``, both in their input order (generated training sets, which the source
+    splits itself; ``len(questions) >= 2``)."""
+    order = np.random.default_rng(seed).permutation(len(questions))
+    n_val = min(max(1, round(len(questions) * fraction)), len(questions) - 1)
+    val = [questions[i] for i in sorted(order[:n_val])]
+    train = [questions[i] for i in sorted(order[n_val:])]
+    return train, val
 
 
 def _starts(kg: KnowledgeGraph, avoid: set[str]) -> np.ndarray:

@@ -36,8 +36,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
+from lokg.data.kg_chains import SPLITS, split_off_val
 from lokg.data.sources import DatasetSource, RawDataset
 from lokg.errors import InputError
 from lokg.taimr.walk.artifact import META_FILE, SELF_LABELS_PREFIX
@@ -45,7 +44,6 @@ from lokg.typing import Question
 
 __all__ = ["SelfLabelSource", "self_label"]
 
-SPLITS = ("train", "val", "test")
 #: answers whose log-probability is within this of the top answer's are tied with it
 TIE = 1e-4
 
@@ -140,11 +138,7 @@ class SelfLabelSource(DatasetSource):
                 f"data.source.walk: it answered {len(labelled)} of {dm.source.name}'s "
                 f"{len(asked)} questions with P >= {s['min_prob']}; training needs two at least"
             )
-        rng = np.random.default_rng(s["seed"])
-        order = rng.permutation(len(labelled))
-        n_val = min(max(1, round(len(labelled) * s["val_fraction"])), len(labelled) - 1)
-        val = [labelled[i] for i in sorted(order[:n_val])]
-        train = [labelled[i] for i in sorted(order[n_val:])]
+        train, val = split_off_val(labelled, s["val_fraction"], s["seed"])
         report = (
             f"{self.name}: {len(labelled)} of {dm.source.name}'s {len(asked)} "
             f"{'/'.join(s['splits'])} questions labelled by {self.walk.parent.name}/"
