@@ -131,8 +131,11 @@ def test_the_walk_adapts_to_the_kg_without_answers_and_is_used_by_default(user_d
     base = [
         f"data.source.base.source.{k}" for k in ("kg_path=kg.tsv", "questions_path=questions.jsonl")
     ]
+    # synonyms and unrelated words off: their lexicon embeds the encoder's 21k words (about a
+    # minute here); tests/data/test_kg_chains.py checks both on a small vocabulary
     adapt = python(user_dir, "train.py", "experiment=adapt_walk", *base,
-                   "data.source.questions=120", "trainer.max_epochs=1")  # fmt: skip
+                   "data.source.questions=120", "data.source.synonyms=0", "data.source.unnamed=0",
+                   "trainer.max_epochs=1")  # fmt: skip
     assert adapt.returncode == 0, adapt.stderr[-3000:]
     assert "none from the 5 topic entities of its test/val questions" in adapt.stdout
     run = python(user_dir, "evaluate.py", *DATA, "retriever=learned", "scos=off", "llm=extractive")

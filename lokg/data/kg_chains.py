@@ -21,7 +21,9 @@ kept.  A generated question:
   kept (up to :data:`ATTEMPTS` draws for a chain of that length; at most ``questions /
   max_hops`` of each length, so the walk learns no prior on how far to go); each step a
   relation of the current entity uniformly, then one of its tails (one with edges of its own
-  while hops remain);
+  while hops remain); with ``simple_paths`` (off by default: it lost on val, docs/design/
+  taimr.md item 29) a step never returns to an entity already on the chain, its topic
+  included (no self-loop, no way back);
 - **answers**: every entity the chain reaches (at most ``max_answers``, else drawn again);
   its gold path the walk taken;
 - **text**: one of :data:`~lokg.data.synthetic_chains.TEMPLATES`' compositions or of
@@ -85,6 +87,8 @@ class KGChainsSource(DatasetSource):
             relation.  synonym_min_sim: least cosine of a synonym to the relation words.
         unnamed: chance a hop not named by a synonym is named by a word unrelated to every
             relation instead (the hop is still there: its slot in the question counts it).
+        simple_paths: whether a step may not return to an entity already on the chain (a
+            self-loop ``x -r-> x``, or back to the topic); ``False`` walks any edge.
         val_fraction: share of the questions in val.  seed: the draw.
     """
 
@@ -103,6 +107,7 @@ class KGChainsSource(DatasetSource):
         synonym_k: int = 20,
         synonym_min_sim: float = 0.5,
         unnamed: float = 0.3,
+        simple_paths: bool = False,
         val_fraction: float = 0.1,
         seed: int = 0,
     ):
@@ -128,6 +133,8 @@ class KGChainsSource(DatasetSource):
                 raise InputError(f"data.source.{key}={value}; expected 0 <= x <= 1")
         if not isinstance(val_fraction, int | float) or not 0.0 < val_fraction < 1.0:
             raise InputError(f"data.source.val_fraction={val_fraction}; expected 0 < x < 1")
+        if not isinstance(simple_paths, bool):
+            raise InputError(f"data.source.simple_paths={simple_paths}; expected true or false")
         self.base = base
         name = name or base.source.name
         # the prefix is how retriever=learned finds the walk adapted to a KG (artifact.py)
@@ -137,9 +144,10 @@ class KGChainsSource(DatasetSource):
             "max_answers": int(max_answers), "exclude_splits": sorted(set(exclude_splits)),
             "synonyms": float(synonyms), "synonym_k": int(synonym_k),
             "synonym_min_sim": float(synonym_min_sim), "unnamed": float(unnamed),
-            "val_fraction": float(val_fraction),
-            "seed": int(seed),
+            "val_fraction": float(val_fraction), "seed": int(seed),
         }  # fmt: skip
+        if simple_paths:  # only when on: the datasets generated before it keep their fingerprint
+            self.settings["simple_paths"] = True
 
     def files(self) -> list[Path]:
         return list(self.base.source.files())
@@ -243,6 +251,7 @@ def _chain_questions(
     synonyms: float,
     unnamed: float,
     seed: int,
+    simple_paths: bool = False,
     **_,
 ) -> list[Question]:
     """Up to ``questions`` chain questions over ``kg`` from the entities ``starts``: at most
@@ -265,7 +274,7 @@ def _chain_questions(
         hops = open_lengths[int(rng.integers(len(open_lengths)))]
         for _ in range(ATTEMPTS):
             topic = int(starts[rng.integers(len(starts))])
-            path = walker.path(rng, topic, hops)
+            path = walker.path(rng, topic, hops, simple_paths)
             chain = tuple(r for _, r, _ in path)
             usable = [f for f in forms if f != "mixed" or len(chain) > 1]
             form = usable[int(rng.integers(len(usable)))]
@@ -303,12 +312,17 @@ class _Walker:
         """``[k, 3]`` the triples out of ``node``."""
         return self.triples[self.idx[self.ptr[node] : self.ptr[node + 1]]]
 
-    def path(self, rng: np.random.Generator, topic: int, hops: int) -> list[tuple[int, int, int]]:
+    def path(
+        self, rng: np.random.Generator, topic: int, hops: int, simple: bool = False
+    ) -> list[tuple[int, int, int]]:
         """Up to ``hops`` steps from ``topic``: each a relation of the current entity
-        uniformly, then one of its tails, one with edges of its own while hops remain."""
-        path, node = [], topic
+        uniformly, then one of its tails, one with edges of its own while hops remain;
+        ``simple``: never a tail already on the path (the topic included)."""
+        path, node, visited = [], topic, {topic}
         for hop in range(hops):
             edges = self.edges(node)
+            if simple:
+                edges = edges[~np.isin(edges[:, 2], list(visited))]
             onward = edges[self.degree[edges[:, 2]] > 0]
             if hop < hops - 1 and len(onward):
                 edges = onward
@@ -318,6 +332,7 @@ class _Walker:
             tails = edges[edges[:, 1] == r, 2]
             path.append((node, r, int(tails[rng.integers(len(tails))])))
             node = path[-1][2]
+            visited.add(node)
         return path
 
     def reached(self, topic: int, chain: tuple[int, ...]) -> set[int]:

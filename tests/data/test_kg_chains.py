@@ -63,6 +63,35 @@ def test_every_question_is_its_chain_on_the_graph_as_given(tmp_path):
     assert [lengths.count(k) for k in (1, 2, 3)] == [10, 10, 10]
 
 
+def test_a_simple_chain_never_returns_to_an_entity_on_it(tmp_path):
+    """With self-loops and ways back in the graph (``x -tracks-> x``, ``b -child-> a``), a
+    chain drawn with ``simple_paths`` visits as many entities as it has hops, plus its
+    topic; by default (off, as measured on val) some chain loops, and the setting enters the
+    fingerprint only when on (the sets generated before it keep theirs)."""
+    loops = [("ann", "tracks", "ann"), ("bob", "tracks", "bob"), ("bob", "child", "ann"),
+             ("cid", "tracks", "cid"), ("cid", "child", "bob")]  # fmt: skip
+    (tmp_path / "base").mkdir()
+    base = _base(tmp_path / "base")
+    (tmp_path / "base" / "kg.tsv").write_text(
+        "".join(f"{h}\t{r}\t{t}\n" for h, r, t in TRIPLES + loops)
+    )
+
+    def chains(**kw):
+        raw = KGChainsSource(base, questions=200, synonyms=0, unnamed=0, **kw).load()
+        return [q.gold_path for q in raw.questions["train"] + raw.questions["val"]]
+
+    for path in chains(simple_paths=True):
+        entities = [path[0][0], *(t for _, _, t in path)]
+        assert len(set(entities)) == len(entities), path
+    assert any(len({path[0][0], *(t for _, _, t in path)}) <= len(path)
+               for path in chains())  # fmt: skip
+    assert "simple_paths" not in KGChainsSource(base).config()
+    simple = KGChainsSource(base, simple_paths=True)
+    assert simple.fingerprint() != KGChainsSource(base).fingerprint()
+    with pytest.raises(InputError, match=r"data.source.simple_paths=yes; expected true or false"):
+        KGChainsSource(base, simple_paths="yes")
+
+
 def test_excluded_splits_and_a_graph_with_no_start_left_name_the_key(tmp_path):
     base = _base(tmp_path)
     drawn = KGChainsSource(base, questions=300, exclude_splits=[], synonyms=0, unnamed=0).load()
