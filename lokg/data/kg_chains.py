@@ -22,7 +22,7 @@ kept.  A generated question:
   max_hops`` of each length, so the walk learns no prior on how far to go); each step a
   relation of the current entity uniformly, then one of its tails (one with edges of its own
   while hops remain); with ``simple_paths`` (off by default: it lost on val, docs/design/
-  taimr.md item 29) a step never returns to an entity already on the chain, its topic
+  taimr.md item 30) a step never returns to an entity already on the chain, its topic
   included (no self-loop, no way back);
 - **answers**: every entity the chain reaches (at most ``max_answers``, else drawn again);
   its gold path the walk taken;
