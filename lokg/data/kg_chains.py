@@ -62,6 +62,7 @@ __all__ = [
     "SPLITS",
     "KGChainsSource",
     "Lexicon",
+    "base_questions",
     "encoder_words",
     "relation_lexicon",
     "split_off_val",
@@ -159,10 +160,8 @@ class KGChainsSource(DatasetSource):
     def load(self) -> RawDataset:
         s = self.settings
         dm = self.base
-        dm.prepare_data()
-        dm.setup("fit")
+        asked = base_questions(dm, s["exclude_splits"])
         kg = dm.kg.own_part()
-        asked = [q for split in s["exclude_splits"] for q in dm.questions[split]]
         avoid = {t for q in asked for t in q.topic_entities}
         words = [relation_words(lab) for lab in kg.relations.labels]
         lexicon = Lexicon([[] for _ in words], [])
@@ -187,6 +186,15 @@ class KGChainsSource(DatasetSource):
         )
         return RawDataset(kg, {"train": train, "val": val, "test": []}, presplit=True,
                           reports=[report])  # fmt: skip
+
+
+def base_questions(dm, splits: Sequence[str]) -> list[Question]:
+    """The questions of ``splits`` of the base DataModule ``dm``, prepared and set up first
+    (what a generated set reads of its base: kg_chains to avoid them, self_labels to label
+    them)."""
+    dm.prepare_data()
+    dm.setup("fit")
+    return [q for split in splits for q in dm.questions[split]]
 
 
 def split_off_val(

@@ -36,7 +36,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from lokg.data.kg_chains import SPLITS, split_off_val
+from lokg.data.kg_chains import SPLITS, base_questions, split_off_val
 from lokg.data.sources import DatasetSource, RawDataset
 from lokg.errors import InputError
 from lokg.taimr.walk.artifact import META_FILE, SELF_LABELS_PREFIX
@@ -121,9 +121,7 @@ class SelfLabelSource(DatasetSource):
 
         s = self.settings
         dm = self.base
-        dm.prepare_data()
-        dm.setup("fit")
-        asked = [q for split in s["splits"] for q in dm.questions[split]]
+        asked = base_questions(dm, s["splits"])
         if not asked:
             raise InputError(
                 f"data.source.splits={s['splits']}: {dm.source.name} has no question there "
