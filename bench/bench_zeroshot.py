@@ -138,6 +138,7 @@ from bench_retrieval import row_overrides
 from lokg.artifacts import latest, recorded_scos_settings, scos_mode, scos_settings
 from lokg.cli import report
 from lokg.config import compose_config
+from lokg.data.self_labels import LABEL_PATHS
 from lokg.errors import InputError
 from lokg.eval.ledger import LedgerEntry, TestLedger
 from lokg.evaluate import ledger_key, run
@@ -642,15 +643,22 @@ def adapted_walk(trainings: Trainings, data: str, start: Walk) -> Walk:
 
 
 def self_trained_walk(
-    trainings: Trainings, data: str, start: Walk, rounds: int = SELF_TRAIN_ROUNDS
+    trainings: Trainings,
+    data: str,
+    start: Walk,
+    rounds: int = SELF_TRAIN_ROUNDS,
+    label_path: str | None = None,
 ) -> Walk:
     """``start`` fine-tuned ``rounds`` times on ``data``'s own training questions as the walk
     of the round before answers them (their gold answers never read:
-    ``experiment=self_train_walk``, lokg/data/self_labels.py)."""
+    ``experiment=self_train_walk``, lokg/data/self_labels.py); ``label_path``: its
+    ``data.source.path`` (``None``: the config's)."""
     walk = start
     for r in range(1, rounds + 1):
         source = ["data=self_labels", f"data@data.source.base={data}"]
         source.append(f"data.source.walk={walk.ref}")
+        if label_path is not None:
+            source.append(f"data.source.path={label_path}")
         label = f"{data} self-trained (round {r}) from {walk.label}"
         walk = trainings.walk(label, source, ["experiment=self_train_walk"], after=[walk])
     return walk
@@ -666,10 +674,16 @@ def finetuned_walk(trainings: Trainings, data: str, start: Walk, size: str = "al
 
 
 def set_rows(
-    trainings: Trainings, family: str, data: str, loo: Walk | None, wanted: set[str]
+    trainings: Trainings,
+    family: str,
+    data: str,
+    loo: Walk | None,
+    wanted: set[str],
+    label_path: str | None = None,
 ) -> dict[str, Row]:
     """The table's rows of one set, in order, those in ``wanted`` only (a row's walk is
-    trained only when the row is asked for)."""
+    trained only when the row is asked for); ``label_path``: the self-trained row's
+    ``data.source.path``."""
     rows: dict[str, Row] = {}
     if ZERO_SHOT in wanted:
         rows[ZERO_SHOT] = Row(data, PRETRAINED_ROW, f":loo-{family}", loo)
@@ -680,7 +694,8 @@ def set_rows(
         fp = walk.path.parent.name.rsplit("-", 1)[-1] if walk.path is not None else "pending"
         rows[ADAPTED] = Row(data, PRETRAINED_ROW, f":adapted-{fp}-loo-{family}", walk)
     if SELF_TRAINED in wanted:
-        walk = self_trained_walk(trainings, data, adapted_walk(trainings, data, loo))
+        start = adapted_walk(trainings, data, loo)
+        walk = self_trained_walk(trainings, data, start, label_path=label_path)
         fp = walk.path.parent.name.rsplit("-", 1)[-1] if walk.path is not None else "pending"
         tag = f":selftrained{SELF_TRAIN_ROUNDS}-{fp}-loo-{family}"
         rows[SELF_TRAINED] = Row(data, PRETRAINED_ROW, tag, walk)
@@ -704,7 +719,8 @@ def table(args, trainings: Trainings, evals: Evaluations, members) -> list[SetRe
         if wanted - {PER_KG}:
             loo = loo_walk(trainings, family, args.pool, members, args.pretrain)
         for data in sets:
-            plan.append((family, data, set_rows(trainings, name, data, loo, wanted)))
+            rows = set_rows(trainings, name, data, loo, wanted, args.self_label_path)
+            plan.append((family, data, rows))
     if args.dry_run:
         for *_, rows in plan:
             for row in rows.values():
@@ -933,6 +949,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=list(ROW_NAMES),
         choices=list(ROW_NAMES),
         help="the table's rows to train and measure (default all; a ratio needs per-kg)",
+    )
+    ap.add_argument(
+        "--self-label-path",
+        default=None,
+        choices=LABEL_PATHS,
+        help="the self-trained row's data.source.path (default: configs/data/self_labels.yaml's)",
     )
     ap.add_argument("--curve", action="store_true", help="the learning curves instead")
     ap.add_argument("--curve-sizes", nargs="+", type=_size, default=list(CURVE_SIZES))

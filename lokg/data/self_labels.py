@@ -22,6 +22,17 @@ answers) with
   away by another relation teaches a 1-hop walk: measured on PQ-3H val, Hits@1 0.82 -> 0.43);
 - the question's own text and topic entities.  Its gold answers are never read.
 
+Which path (``path``): ``likeliest`` (default) labels the answer with the highest
+``log P(a | q)`` and its most probable path.  ``length`` first reads how many hops the walk
+believes the question asks for, ``h* = argmax_h P(|p| = h | q)`` from its stop distribution
+(:func:`~lokg.taimr.walk.retriever.length_log_probs`; under ``normalization="node"``, the
+beam's mass per length), then labels the answer with the most mass over the kept paths of
+``h*`` hops, with its best such path; a question with no kept path of ``h*`` hops is left
+out.  Why: a most probable path is a short one (each hop multiplies in a probability below
+one), so where a question's wording is read with a flat hop distribution, ``likeliest``
+labels a one-hop stop and self-training teaches the stop (PQL; taimr.md item 30).  Several
+topic entities joined (``retriever.anchors=join``) are labelled ``likeliest``.
+
 A question whose top answer has ``P(a | q) < min_prob``, or which the walk cannot answer,
 is left out.  Split: ``val_fraction`` to val (the checkpoint is chosen on self-labelled
 questions), the rest to train, none to test.  The graph is the base set's own part (no added
@@ -36,9 +47,12 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from lokg.data.kg_chains import SPLITS, base_questions, split_off_val
 from lokg.data.sources import DatasetSource, RawDataset
 from lokg.errors import InputError
+from lokg.retrieval import RetrievedPath
 from lokg.taimr.walk.artifact import META_FILE, SELF_LABELS_PREFIX
 from lokg.typing import Question
 
@@ -46,6 +60,8 @@ __all__ = ["SelfLabelSource", "self_label"]
 
 #: answers whose log-probability is within this of the top answer's are tied with it
 TIE = 1e-4
+#: data.source.path: which answer and path label a question (module doc)
+LABEL_PATHS = ("likeliest", "length")
 
 
 class SelfLabelSource(DatasetSource):
@@ -61,6 +77,7 @@ class SelfLabelSource(DatasetSource):
             questions file without answers puts every question in ``test``: ``[test]``
             trains on the very questions you then answer).
         min_prob: least ``P(a | q)`` of a kept question's top answer (0: every answered one).
+        path: ``likeliest`` or ``length``: which answer and path label a question (module doc).
         max_hops: the walk's L.  val_fraction: share of the questions in val.  seed: the draw.
     """
 
@@ -74,6 +91,7 @@ class SelfLabelSource(DatasetSource):
         name: str | None = None,
         splits: Sequence[str] = ("train",),
         min_prob: float = 0.0,
+        path: str = "likeliest",
         max_hops: int = 3,
         val_fraction: float = 0.1,
         seed: int = 0,
@@ -92,6 +110,8 @@ class SelfLabelSource(DatasetSource):
             )
         if not isinstance(min_prob, int | float) or not 0.0 <= min_prob <= 1.0:
             raise InputError(f"data.source.min_prob={min_prob}; expected 0 <= x <= 1")
+        if path not in LABEL_PATHS:
+            raise InputError(f"data.source.path={path}; expected one of {', '.join(LABEL_PATHS)}")
         if not isinstance(max_hops, int) or max_hops < 1:
             raise InputError(f"data.source.max_hops={max_hops}; expected a whole number >= 1")
         if not isinstance(val_fraction, int | float) or not 0.0 < val_fraction < 1.0:
@@ -104,6 +124,8 @@ class SelfLabelSource(DatasetSource):
             "splits": sorted(set(splits)), "min_prob": float(min_prob),
             "max_hops": int(max_hops), "val_fraction": float(val_fraction), "seed": int(seed),
         }  # fmt: skip
+        if path != "likeliest":  # the default stays out: labels made before it are still found
+            self.settings["path"] = path
 
     def files(self) -> list[Path]:
         # the walk's weights are what labels the questions: a retrained walk, other labels
@@ -130,7 +152,9 @@ class SelfLabelSource(DatasetSource):
         retriever = build_learned(
             dm.kg, SentenceEncoder(), self.walk, max_hops=s["max_hops"], fallback="none"
         )
-        labelled = [q for q in (self_label(retriever, q, s["min_prob"]) for q in asked) if q]
+        path = s.get("path", "likeliest")
+        labelled = [self_label(retriever, q, s["min_prob"], path) for q in asked]
+        labelled = [q for q in labelled if q is not None]
         if len(labelled) < 2:
             raise InputError(
                 f"data.source.walk: it answered {len(labelled)} of {dm.source.name}'s "
@@ -140,25 +164,66 @@ class SelfLabelSource(DatasetSource):
         report = (
             f"{self.name}: {len(labelled)} of {dm.source.name}'s {len(asked)} "
             f"{'/'.join(s['splits'])} questions labelled by {self.walk.parent.name}/"
-            f"{self.walk.name} (its top answer and path; no gold answer read)"
+            f"{self.walk.name} ({path} path; no gold answer read)"
         )
         return RawDataset(dm.kg.own_part(), {"train": train, "val": val, "test": []},
                           presplit=True, reports=[report])  # fmt: skip
 
 
-def self_label(retriever, question: Question, min_prob: float = 0.0) -> Question | None:
+def self_label(
+    retriever, question: Question, min_prob: float = 0.0, path: str = "likeliest"
+) -> Question | None:
     """``question`` labelled by ``retriever`` (a walk): its top answer and any tied with it as
-    answers, the top answer's path as gold path; ``None`` when it has no answer, no path, or
-    ``P(a | q) < min_prob``.  The question's own answers are not read."""
+    answers, the top answer's path as gold path (``path``: ``likeliest`` or ``length``, module
+    doc); ``None`` when it has no answer, no path, or ``P(a | q) < min_prob`` (under
+    ``length``, ``P(a, |p| = h* | q)``).  The question's own answers are not read."""
     asked = dataclasses.replace(question, answers=(), gold_path=())
+    if path == "length":
+        several = len(question.topic_entities) > 1 and retriever.anchors == "join"
+        if not several:
+            return _label_at_length(retriever, asked, min_prob)
     result = retriever.retrieve(asked)
     if not result.answers:
         return None
     top = result.answers[0]
     if top.path is None or not top.path.relations or math.exp(top.score) < min_prob:
         return None
-    kg, path = result.kg, top.path
     answers = tuple(a.label for a in result.answers if a.score >= top.score - TIE)
+    return _labelled(asked, result.kg, answers, top.path)
+
+
+def _label_at_length(retriever, asked: Question, min_prob: float) -> Question | None:
+    """``path="length"``: the answer with the most mass over the beam's paths of the walk's
+    most probable length, and its best such path."""
+    paths = retriever.beam_paths(asked)  # best first
+    if not paths:
+        return None
+    hops = np.array([len(p.relations) for p in paths])
+    by_length = retriever.length_log_probs(asked)
+    if by_length is None:  # the beam's mass per length
+        lp = np.array([p.s_topo for p in paths])
+        by_length = np.array([np.logaddexp.reduce(lp[hops == h]) if (hops == h).any()
+                              else -np.inf for h in range(1, retriever.max_hops + 1)])  # fmt: skip
+    length = int(np.argmax(by_length)) + 1
+    mass: dict[int, float] = {}
+    best: dict[int, RetrievedPath] = {}
+    for p, h in zip(paths, hops.tolist(), strict=True):
+        if h == length:
+            a = p.entities[-1]
+            mass[a] = float(np.logaddexp(mass[a], p.s_topo)) if a in mass else p.s_topo
+            best.setdefault(a, p)
+    if not mass:
+        return None
+    top = max(mass.values())
+    if math.exp(top) < min_prob:
+        return None
+    tied = sorted((a for a, m in mass.items() if m >= top - TIE), key=lambda a: (-mass[a], a))
+    kg = retriever.kg
+    return _labelled(asked, kg, tuple(kg.entities.label(a) for a in tied), best[tied[0]])
+
+
+def _labelled(asked: Question, kg, answers: tuple[str, ...], path: RetrievedPath) -> Question:
+    """``asked`` with ``answers`` and ``path``'s triples as its gold path."""
     gold = tuple(
         (kg.entities.label(path.entities[i]), kg.relations.label(path.relations[i]),
          kg.entities.label(path.entities[i + 1]))

@@ -65,7 +65,7 @@ from lokg.taimr.walk.search import answers_of, beam_search, beam_walk
 from lokg.taimr.walk.vocabulary import ComponentVocabulary
 from lokg.typing import Question
 
-__all__ = ["WalkModel", "WalkRetriever", "build_learned"]
+__all__ = ["WalkModel", "WalkRetriever", "build_learned", "length_log_probs"]
 
 log = logging.getLogger(__name__)
 
@@ -267,19 +267,7 @@ class WalkRetriever(Retriever):
             return self._retrieve_anchors_on_graphs(question, topics, unknown, k)
         hops: dict = {}  # one hop distribution per vocabulary (the graph's, or a component's)
         for topic in topics:
-            if lazy:
-                scope = self.model.scope_of(topic.entity)
-                if scope not in hops:
-                    hops[scope] = self.model.hop_log_probs(question.text, topic.entity)
-                g, walks = self._beam(topic.entity, hops[scope])
-                if not walks:
-                    continue
-            else:
-                g = self._walk_graph(topic.entity)
-                if g.num_steps == 0:
-                    continue
-                step_lp, stop_lp = self.model.log_probs(g, question.text)
-                walks = beam_search(g, step_lp, stop_lp, self.max_hops, self.beam_width)
+            g, walks = self._topic_walks(question.text, topic.entity, hops)
             for a, (lp, w) in answers_of(g, walks).items():  # merged over topic entities
                 logp[a] = float(np.logaddexp(logp[a], lp)) if a in logp else lp
                 if a not in best or w.log_prob > best[a].s_topo:
@@ -297,6 +285,44 @@ class WalkRetriever(Retriever):
         ranked.sort(key=lambda x: (-x.score, x.entity))
         paths = [r.path for r in ranked[:k]]
         return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
+
+    def _topic_walks(self, text: str, topic: int, hops: dict) -> tuple[WalkGraph, list]:
+        """The beam's walks from ``topic`` alone (best first) and the graph they index;
+        ``hops`` caches the vocabulary-normalised walk's hop distribution per vocabulary."""
+        if self.model.net.steps_only:
+            scope = self.model.scope_of(topic)
+            if scope not in hops:
+                hops[scope] = self.model.hop_log_probs(text, topic)
+            return self._beam(topic, hops[scope])
+        g = self._walk_graph(topic)
+        if g.num_steps == 0:
+            return g, []
+        step_lp, stop_lp = self.model.log_probs(g, text)
+        return g, beam_search(g, step_lp, stop_lp, self.max_hops, self.beam_width)
+
+    def beam_paths(self, question: Question) -> list[RetrievedPath]:
+        """Every path the beam kept from each topic entity of ``question``, each walked alone
+        (no join of anchors), best first by ``s_topo`` = log P(p | q)."""
+        topics, _ = resolve_topics(self.kg, question.topic_entities)
+        hops: dict = {}
+        paths = []
+        for topic in topics:
+            g, walks = self._topic_walks(question.text, topic.entity, hops)
+            paths += [self._path(g, w.steps, w.log_prob) for w in walks]
+        paths.sort(key=lambda p: -p.s_topo)  # stable: ties keep topic, then beam order
+        return paths
+
+    def length_log_probs(self, question: Question) -> np.ndarray | None:
+        """``[max_hops]`` log P(|p| = h | q) for h = 1..max_hops: the walk's own belief in its
+        path's length, read off its stop distribution (vocabulary normalisation: stop at hop
+        h with P_h(stop | q), forced at max_hops), from the first topic entity's vocabulary;
+        ``None`` under ``normalization="node"`` (its stop is a node's, not the question's)
+        or when no topic entity is in the graph."""
+        topics, _ = resolve_topics(self.kg, question.topic_entities)
+        if not self.model.net.steps_only or not topics:
+            return None
+        _, stop = self.model.hop_log_probs(question.text, topics[0].entity)
+        return length_log_probs(stop, self.max_hops)
 
     def _beam(self, topic: int, hop) -> tuple[WalkGraph, list]:
         """:func:`beam_walk` from ``topic`` with the shared step cache (bounded)."""
@@ -393,6 +419,19 @@ class WalkRetriever(Retriever):
             return RetrievalResult(self.kg, topics=topics, unknown_topics=unknown)
         res = self.fallback.retrieve(question)
         return dataclasses.replace(res, extra={**res.extra, "fallback": self.fallback.name})
+
+
+def length_log_probs(stop_logp: np.ndarray, max_hops: int) -> np.ndarray:
+    """``[max_hops]`` log P(|p| = h), h = 1..max_hops, of a walk that stops after hop h with
+    ``P_h(stop)`` = ``exp(stop_logp[h])`` (entry 0 unused: the walk takes one step at least)
+    and always after ``max_hops``:
+
+        P(|p| = h) = prod_{1 <= s < h} (1 - P_s(stop)) * P_h(stop),   P_L(stop) := 1
+    """
+    stop = np.asarray(stop_logp, dtype=np.float64)[1:max_hops]
+    go = np.log1p(-np.exp(np.minimum(stop, -1e-12)))  # log (1 - P_s(stop)), finite
+    before = np.concatenate([[0.0], np.cumsum(go)])  # [max_hops] log P(no stop before h)
+    return before + np.concatenate([stop, [0.0]])
 
 
 def build_learned(
