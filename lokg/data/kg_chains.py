@@ -91,6 +91,9 @@ class KGChainsSource(DatasetSource):
         simple_paths: whether a step may not return to an entity already on the chain (a
             self-loop ``x -r-> x``, or back to the topic); ``False`` walks any edge.
         val_fraction: share of the questions in val.  seed: the draw.
+        embed_cache: where the lexicon's word embeddings persist (``paths.cache_dir``: the
+            encoder's 21k words are embedded once per machine, not once per run; ``None``: in
+            memory only).  Not part of the data: it never changes what is generated.
     """
 
     paper_setting = False
@@ -111,6 +114,7 @@ class KGChainsSource(DatasetSource):
         simple_paths: bool = False,
         val_fraction: float = 0.1,
         seed: int = 0,
+        embed_cache: str | None = None,
     ):
         for key, value in {"questions": questions, "max_hops": max_hops,
                            "max_answers": max_answers, "synonym_k": synonym_k}.items():  # fmt: skip
@@ -149,6 +153,7 @@ class KGChainsSource(DatasetSource):
         }  # fmt: skip
         if simple_paths:  # only when on: the datasets generated before it keep their fingerprint
             self.settings["simple_paths"] = True
+        self.embed_cache = embed_cache
 
     def files(self) -> list[Path]:
         return list(self.base.source.files())
@@ -167,7 +172,12 @@ class KGChainsSource(DatasetSource):
         lexicon = Lexicon([[] for _ in words], [])
         if s["synonyms"] > 0 or s["unnamed"] > 0:
             taken = {lab.replace("_", " ").lower() for lab in kg.entities.labels}
-            lexicon = relation_lexicon(words, s["synonym_k"], s["synonym_min_sim"], taken)
+            from lokg.embed import SentenceEncoder
+
+            encoder = SentenceEncoder(cache_dir=self.embed_cache)
+            lexicon = relation_lexicon(
+                words, s["synonym_k"], s["synonym_min_sim"], taken, encoder=encoder
+            )
         starts = _starts(kg, avoid)
         questions = _chain_questions(kg, starts, self.name, words, lexicon, **s)
         if not questions:

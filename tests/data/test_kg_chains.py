@@ -118,6 +118,25 @@ def test_the_draw_is_fixed_by_the_seed_and_the_base_enters_the_fingerprint(tmp_p
     assert KGChainsSource(base).config()["base"] == base.fingerprint()
 
 
+def test_the_lexicons_embeddings_persist_in_the_cache_and_stay_out_of_the_fingerprint(
+    tmp_path, monkeypatch
+):
+    """``embed_cache``: the vocabulary is embedded once into the cache and read back by the
+    next run (the same questions); where it lives changes neither the data nor its name."""
+    import lokg.data.kg_chains as kg_chains
+
+    monkeypatch.setattr(kg_chains, "encoder_words", lambda: ["wed", "kids", "banana", "child"])
+    base, cache = _base(tmp_path), tmp_path / "cache"
+    first = KGChainsSource(base, questions=50, synonyms=1.0, embed_cache=str(cache)).load()
+    shards = sorted(cache.rglob("shard-*.npz"))
+    assert shards
+    again = KGChainsSource(base, questions=50, synonyms=1.0, embed_cache=str(cache)).load()
+    assert sorted(cache.rglob("shard-*.npz")) == shards  # every word read back, none embedded
+    assert [q.text for q in again.questions["train"]] == [q.text for q in first.questions["train"]]
+    cached = KGChainsSource(base, embed_cache=str(cache))
+    assert cached.fingerprint() == KGChainsSource(base).fingerprint()
+
+
 def test_the_lexicon_names_each_relation_by_its_nearest_words_only():
     """With the real encoder on a hand-picked vocabulary: a synonym is within the cosine floor
     of its relation and nearer to it than to the other; an entity label or a word of the
