@@ -2,9 +2,11 @@
 
     python bench/bench_zeroshot.py [--families pathquestion pql webqsp cwq generated]
         [--data <set> ...] [--split val|test] [--budget 128] [--limit N] [--pool <member> ...]
-        [--train-override K=V ...] [--walk-override K=V ...] [--json PATH] [--dry-run]
-        [--rerun-test "<reason>"] [--pretrain pretrain_walk|pretrain_walk_bundled]
+        [--train-override K=V ...] [--walk-override K=V ...] [--adapt-override K=V ...]
+        [--json PATH] [--dry-run] [--rerun-test "<reason>"]
+        [--pretrain pretrain_walk|pretrain_walk_bundled]
         [--rows zero-shot adapted self-trained fine-tuned per-kg]
+        [--self-label-path likeliest|length]
     python bench/bench_zeroshot.py --curve [--curve-sizes 0 10 50 200 all]
         [--curve-from shipped|loo] [--data <set> ...] [the options above]
 
@@ -86,7 +88,9 @@ TransE + SCOS likewise (the dataset's latest SCOS artifact when made by such a r
 rerun trains only what is missing, across sessions and machines; results files resume as
 ``evaluate.py``'s do.
 ``--train-override`` goes to every ``train.py`` run (``trainer=gpu``), ``--walk-override``
-to the walk runs only. ``--dry-run`` prints every ``train.py`` and ``evaluate.py`` command
+to the walk runs only, ``--adapt-override`` to (e)'s generated questions only
+(``data.source.simple_paths=true``), ``--self-label-path`` sets (f)'s labels'
+``data.source.path``. ``--dry-run`` prints every ``train.py`` and ``evaluate.py`` command
 the run would start (``<...>`` for a walk not trained yet) and trains nothing.
 
 **Test.** Choose on ``--split val``. ``--split test`` reports once: every training first,
@@ -343,8 +347,16 @@ class Trainings:
     artifacts, else trained by ``python train.py`` in a subprocess under ``root`` (in a dry run
     only printed). Each is looked for once."""
 
-    def __init__(self, root: str, train: Sequence[str], walk: Sequence[str], dry_run: bool) -> None:
+    def __init__(
+        self,
+        root: str,
+        train: Sequence[str],
+        walk: Sequence[str],
+        dry_run: bool,
+        adapt: Sequence[str] = (),
+    ) -> None:
         self.root, self.train, self.walk_overrides = root, list(train), list(walk)
+        self.adapt_overrides = list(adapt)  # the adapted walk's generated set (--adapt-override)
         self.dry_run = dry_run
         self._walks: dict[tuple[str, ...], Walk] = {}
         self._transe: set[tuple[str, ...]] = set()
@@ -637,7 +649,7 @@ def adapted_walk(trainings: Trainings, data: str, start: Walk) -> Walk:
     """``start`` fine-tuned on chain questions generated over ``data``'s graph (no answers:
     ``experiment=adapt_walk``, lokg/data/kg_chains.py)."""
     init = "pretrained" if start is SHIPPED else start.ref
-    source = ["data=kg_chains", f"data@data.source.base={data}"]
+    source = ["data=kg_chains", f"data@data.source.base={data}", *trainings.adapt_overrides]
     extra = ["experiment=adapt_walk", f"model.init={init}"]
     return trainings.walk(f"{data} adapted from {start.label}", source, extra, after=[start])
 
@@ -944,6 +956,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--train-override", nargs="+", action="extend", default=[], metavar="K=V")
     ap.add_argument("--walk-override", nargs="+", action="extend", default=[], metavar="K=V")
     ap.add_argument(
+        "--adapt-override",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="K=V",
+        help="the adapted walk's generated questions (data.source.simple_paths=true, ...)",
+    )
+    ap.add_argument(
         "--rows",
         nargs="+",
         default=list(ROW_NAMES),
@@ -1015,7 +1035,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     members = list(pretraining.data.source.members)
     check_args(args, members)
     print(f"LOKG_ROOT={root}", flush=True)
-    trainings = Trainings(root, args.train_override, args.walk_override, args.dry_run)
+    trainings = Trainings(
+        root, args.train_override, args.walk_override, args.dry_run, args.adapt_override
+    )
     evals = Evaluations(args.split, args.budget, args.limit, args.rerun_test)
     if args.curve:
         points = curves(args, trainings, evals, members)

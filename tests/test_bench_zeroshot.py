@@ -29,6 +29,9 @@ TINY = [
 #: PQL left out of a pool of PQ-2H and PQL-2H: the leave-one-out walk trains on PQ-2H alone
 SMALL = ["--families", "pql", "--data", "pql2h", "--pool", "pq2h", "pql2h", "--limit", "5",
          "--rows", "zero-shot", "adapted", "fine-tuned", "per-kg"]  # fmt: skip
+#: the adapted walk's questions name each hop by its relation's words: no 21k-word lexicon
+#: (minutes; tests/data/test_kg_chains.py tests it on a small vocabulary)
+PLAIN = ["--adapt-override", "data.source.synonyms=0", "data.source.unnamed=0"]
 # (the self-trained row labels every training question of the set twice: minutes; the dry run
 # checks its commands, tests/test_byo_no_answers.py its training end to end)
 ADAPTED_TAG = re.compile(r"pretrained walk:adapted-(?P<fp>[0-9a-f]{12})-loo-pql")
@@ -247,8 +250,8 @@ def smoke(tmp_path_factory):
     """The bench on PQL-2H (first 5 val questions) with two-batch trainings, twice, then its
     learning curves: ``(root, first, second, curves)`` and the first run's JSON."""
     root = tmp_path_factory.mktemp("zeroshot")
-    first = _run(root, *SMALL, *TINY, "--json", str(root / "table.json"))
-    second = _run(root, *SMALL, *TINY)
+    first = _run(root, *SMALL, *PLAIN, *TINY, "--json", str(root / "table.json"))
+    second = _run(root, *SMALL, *PLAIN, *TINY)
     curve = _run(
         root, "--curve", "--data", "pql2h", "--curve-sizes", "0", "10", "all", "--limit", "5",
         "--pool", "pq2h", "pql2h", *TINY, "--json", str(root / "curve.json"),
@@ -277,6 +280,10 @@ def test_the_table_rows_and_the_ratios_are_computed_from_them(smoke):
     trained = [x for x in out.splitlines() if x.startswith("train: ")]
     # the left-out walk, the adapted walk, TransE, the fine-tuned and the per-KG walk
     assert len(trained) == 5
+    # --adapt-override reaches the adapted walk's generated questions and no other run
+    assert [" data.source.synonyms=0 data.source.unnamed=0 " in x for x in trained] == [
+        False, True, False, False, False,
+    ]  # fmt: skip
     rows = _table_rows(out)
     assert {(d, r) for d, r, _ in rows} == {
         ("pql2h", "zero-shot"), ("pql2h", "adapted, no answers"), ("pql2h", "fine-tuned from it"),
@@ -356,7 +363,7 @@ def test_on_test_each_row_is_one_ledger_line_and_a_second_report_cites_it(
     ledger = root / "ledger.jsonl"
     monkeypatch.setattr(bench, "LEDGER", ledger)
     monkeypatch.setenv("LOKG_ROOT", str(root))
-    args = [*SMALL, *TINY, "--split", "test"]
+    args = [*SMALL, *PLAIN, *TINY, "--split", "test"]
     assert bench.main(args) == 0
     lines = [json.loads(x) for x in ledger.read_text().splitlines()]
     # the adapted row is named by its generated set's fingerprint (the walk's name is not)

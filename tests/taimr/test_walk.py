@@ -523,6 +523,52 @@ def test_retriever_answers_from_the_tail_end():
             assert {u, v} == {int(h), int(t)}
 
 
+class HopModelDouble:
+    """Test double of a vocabulary-normalised :class:`WalkModel`: fixed hop distributions
+    ``[L, 2R]`` and stop probabilities ``[L]``, whatever the question."""
+
+    class net:  # what WalkRetriever reads of a WalkNet
+        steps_only, gat_split = True, False
+
+    def __init__(self, hop: np.ndarray, stop: np.ndarray):
+        self.hop, self.stop = np.log(hop), np.log(stop)
+
+    def hop_log_probs(self, question: str, topic: int | None = None):
+        return self.hop, self.stop
+
+    def scope_of(self, entity: int) -> None:
+        return None
+
+
+def test_by_length_ranks_the_answers_of_the_walks_believed_length_first():
+    """ann -born_in-> oslo, ann -parents-> bob -born_in-> rome.  Hop 0: P(born_in) = 0.5,
+    P(parents) = 0.4; hop 1: P(stop) = 0.3, P(born_in) = 0.2.  Paths: oslo 0.5 * 0.3 = 0.15,
+    bob 0.4 * 0.3 = 0.12, rome 0.4 * 0.2 = 0.08 (stop forced at L = 2).  The walk believes
+    P(|p| = 1) = 0.3 < P(|p| = 2) = 0.7: ``by_length`` ranks rome first, the others after in
+    their order."""
+    kg = KnowledgeGraph.from_labeled_triples(
+        [("ann", "born_in", "oslo"), ("ann", "parents", "bob"), ("bob", "born_in", "rome")]
+    )
+    born, parents = kg.relations.get("born_in"), kg.relations.get("parents")
+    hop = np.full((2, 4), 0.05)
+    hop[0, [born, parents]] = 0.5, 0.4
+    hop[1, [born, parents]] = 0.2, 0.2
+    hop[1, [born + 2, parents + 2]] = 0.15
+    model = HopModelDouble(hop, np.array([1.0, 0.3]))
+    embedder = KeywordEncoder(model_id="test/keywords")
+    q = Question("q", "where was ann 's parent born ?", (), ("ann",))
+    plain = WalkRetriever(kg, embedder, model, max_hops=2)
+    ranked = [(a.label, round(math.exp(a.score), 6)) for a in plain.retrieve(q).answers]
+    assert ranked == [("oslo", 0.15), ("bob", 0.12), ("rome", 0.08)]
+    assert np.exp(plain.length_log_probs(q)) == pytest.approx([0.3, 0.7])
+    by_length = WalkRetriever(kg, embedder, model, max_hops=2, by_length=True)
+    res = by_length.retrieve(q)
+    assert [a.label for a in res.answers] == ["rome", "oslo", "bob"]
+    assert [kg.entities.label(e) for e in res.answers[0].path.entities] == ["ann", "bob", "rome"]
+    paths = plain.beam_paths(q)  # every kept path, best first
+    assert [round(math.exp(p.s_topo), 6) for p in paths] == [0.15, 0.12, 0.08]
+
+
 def test_empty_walk_falls_back_and_says_so():
     embedder = KeywordEncoder(model_id="test/keywords")
     kg, _ = _people(2)

@@ -198,6 +198,9 @@ class WalkRetriever(Retriever):
         anchors: ``"join"`` or ``"union"`` (:func:`build_learned`).
         reranker: the answer GAT that re-scores the walk's top candidates
             (:mod:`lokg.taimr.walk.rerank`; ``None``: the walk's ranking stands).
+        by_length: rank first the answers of the walk's most probable path length
+            (:meth:`length_log_probs`), by ``log P(a, |p| = h* | q)``, each with its best path
+            of that length; one topic entity (or ``anchors="union"``) only.
     """
 
     name = "learned"
@@ -218,7 +221,9 @@ class WalkRetriever(Retriever):
         *,
         anchors: str = "join",
         reranker: Reranker | None = None,
+        by_length: bool = False,
     ):
+        self.by_length = bool(by_length)
         if anchors not in ANCHOR_MODES:
             raise ValueError(f"retriever.anchors must be one of {ANCHOR_MODES}, got {anchors!r}")
         self.anchors = anchors
@@ -266,23 +271,34 @@ class WalkRetriever(Retriever):
         if net.gat_split and several and self.anchors == "join":
             return self._retrieve_anchors_on_graphs(question, topics, unknown, k)
         hops: dict = {}  # one hop distribution per vocabulary (the graph's, or a component's)
+        length = None
+        if self.by_length and (lengths := self.length_log_probs(question)) is not None:
+            length = int(np.argmax(lengths)) + 1
+        at: dict[int, float] = {}  # by_length: log P(a, |p| = length | q)
+        best_at: dict[int, RetrievedPath] = {}  # and its best path of that length
         for topic in topics:
             g, walks = self._topic_walks(question.text, topic.entity, hops)
             for a, (lp, w) in answers_of(g, walks).items():  # merged over topic entities
                 logp[a] = float(np.logaddexp(logp[a], lp)) if a in logp else lp
                 if a not in best or w.log_prob > best[a].s_topo:
                     best[a] = self._path(g, w.steps, w.log_prob)
+            for w in walks if length is not None else ():  # best first
+                if len(w.steps) == length:
+                    a = int(g.nodes[g.dst[w.steps[-1]]])
+                    at[a] = float(np.logaddexp(at[a], w.log_prob)) if a in at else w.log_prob
+                    if a not in best_at or w.log_prob > best_at[a].s_topo:
+                        best_at[a] = self._path(g, w.steps, w.log_prob)
         if not best:
             return self._fall_back(question, topics, unknown)
         answers = list(best)
         sem = self._semantic(question, answers)
         ranked = []
         for a, s in zip(answers, sem.tolist(), strict=True):
-            p = best[a]
-            final = logp[a] + self.lambda_q * s
+            p = best_at.get(a, best[a])
+            final = at.get(a, logp[a]) + self.lambda_q * s
             p = RetrievedPath(p.entities, p.triple_ids, p.relations, p.s_topo, 0.0, s, final)
             ranked.append(RankedAnswer(a, self.kg.entities.label(a), final, p))
-        ranked.sort(key=lambda x: (-x.score, x.entity))
+        ranked.sort(key=lambda x: (x.entity not in at, -x.score, x.entity))
         paths = [r.path for r in ranked[:k]]
         return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
 
@@ -450,6 +466,7 @@ def build_learned(
     anchors: str = "join",
     rerank: str | None = None,
     rerank_weight: float | None = None,
+    by_length: bool = False,
 ) -> WalkRetriever:
     """``retriever=learned``: the trained walk model from ``model_dir`` (a ``qgat-*/``
     artifact) on ``kg``.  ``relation_embeddings`` are ``kg``'s TransE e_r (after SCOS); on a
@@ -505,7 +522,7 @@ def build_learned(
         reranker = _reranker(Path(model_dir), rerank, rerank_weight, embedder, a)
     return WalkRetriever(
         kg, embedder, model, max_hops, k_top, k_max, beam_width, max_fanout,
-        both_directions, lambda_q, fb, anchors=anchors, reranker=reranker,
+        both_directions, lambda_q, fb, anchors=anchors, reranker=reranker, by_length=by_length,
     )  # fmt: skip
 
 
