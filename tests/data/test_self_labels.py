@@ -51,13 +51,13 @@ TO_MILAN = [("ann", "parents", "bob"), ("bob", "born_in", "milan")]
 TO_OSLO = [("ann", "born_in", "oslo")]
 
 
-def test_a_question_is_labelled_with_the_walks_top_answer_its_ties_and_its_path():
+def test_likeliest_labels_a_question_with_the_walks_top_answer_its_ties_and_its_path():
     """P(rome) = P(milan) = 0.4 > P(oslo) = 0.2: both tied answers kept, the top one's two
     hops as gold path (not oslo's one hop); the question's own answers and path are never
     shown to the walk and never kept."""
     walk = StubWalk([("rome", math.log(0.4), TO_ROME), ("milan", math.log(0.4), TO_MILAN),
                      ("oslo", math.log(0.2), TO_OSLO)])  # fmt: skip
-    q = self_label(walk, QUESTION)
+    q = self_label(walk, QUESTION, path="likeliest")
     assert (walk.asked[0].answers, walk.asked[0].gold_path) == ((), ())
     assert q.answers == ("rome", "milan") and q.gold_path == tuple(TO_ROME)
     assert (q.id, q.text, q.topic_entities) == (QUESTION.id, QUESTION.text, ("ann",))
@@ -65,9 +65,9 @@ def test_a_question_is_labelled_with_the_walks_top_answer_its_ties_and_its_path(
 
 def test_a_question_below_min_prob_or_unanswered_is_left_out():
     walk = StubWalk([("oslo", math.log(0.2), TO_OSLO)])
-    assert self_label(walk, QUESTION, min_prob=0.25) is None
-    assert self_label(walk, QUESTION, min_prob=0.2).answers == ("oslo",)
-    assert self_label(StubWalk([]), QUESTION) is None
+    assert self_label(walk, QUESTION, 0.25, "likeliest") is None
+    assert self_label(walk, QUESTION, 0.2, "likeliest").answers == ("oslo",)
+    assert self_label(StubWalk([]), QUESTION, path="likeliest") is None
 
 
 def test_a_missing_walk_or_an_unknown_split_names_the_key(tmp_path):
