@@ -14,16 +14,17 @@ A self-labelled question is a question of the base set's ``splits`` (default the
 split: the val and test questions a walk is measured on are never trained on, even without
 answers) with
 
-- **answers**: the walk's top answer (its ``log P(a | q)``, :class:`~lokg.taimr.walk.
-  retriever.WalkRetriever`), with any answer tied with it;
+- **answers**: the walk's top answer (by default among the paths of the hop count it
+  believes: ``path`` below; :class:`~lokg.taimr.walk.retriever.WalkRetriever`), with any
+  answer tied with it;
 - **gold path**: the path the walk took to it: the walk model is trained to follow a gold
   path's relations at its length, so a self-labelled question teaches the hops the walk took,
   not the shortest path to the answer (without it, a 3-hop question whose answer is one hop
   away by another relation teaches a 1-hop walk: measured on PQ-3H val, Hits@1 0.82 -> 0.43);
 - the question's own text and topic entities.  Its gold answers are never read.
 
-Which path (``path``): ``length`` (the default, chosen on val) first reads how many hops the walk
-believes the question asks for, ``h* = argmax_h P(|p| = h | q)`` from its stop distribution
+Which path (``path``): ``length`` (the default, chosen on val) first reads how many hops the
+walk believes the question asks for, ``h* = argmax_h P(|p| = h | q)`` from its stop distribution
 (:func:`~lokg.taimr.walk.retriever.length_log_probs`; under ``normalization="node"``, the
 beam's mass per length), then labels the answer with the most mass over the kept paths of
 ``h*`` hops, with its best such path; a question with no kept path of ``h*`` hops is left
