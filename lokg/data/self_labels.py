@@ -152,9 +152,10 @@ class SelfLabelSource(DatasetSource):
                 f"data.source.splits={s['splits']}: {dm.source.name} has no question there "
                 "(a questions file without answers puts every question in test: splits=[test])"
             )
-        retriever = build_learned(
-            dm.kg, SentenceEncoder(), self.walk, max_hops=s["max_hops"], fallback="none"
-        )
+        retriever = build_learned(  # by_length off: `likeliest` is the walk's own ranking
+            dm.kg, SentenceEncoder(), self.walk, max_hops=s["max_hops"], fallback="none",
+            by_length=False,
+        )  # fmt: skip
         path = s.get("path", "likeliest")
         labelled = [self_label(retriever, q, s["min_prob"], path) for q in asked]
         labelled = [q for q in labelled if q is not None]

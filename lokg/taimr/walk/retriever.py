@@ -198,9 +198,11 @@ class WalkRetriever(Retriever):
         anchors: ``"join"`` or ``"union"`` (:func:`build_learned`).
         reranker: the answer GAT that re-scores the walk's top candidates
             (:mod:`lokg.taimr.walk.rerank`; ``None``: the walk's ranking stands).
-        by_length: rank first the answers of the walk's most probable path length
-            (:meth:`length_log_probs`), by ``log P(a, |p| = h* | q)``, each with its best path
-            of that length; one topic entity (or ``anchors="union"``) only.
+        by_length: rank first the answers of the walk's most probable path length ``h*``
+            (:func:`length_log_probs` of the first topic's stop distribution), by
+            ``log P(a, |p| = h* | q)``, each with its best path of that length, then the
+            others as before; under ``normalization="vocabulary"`` and without the join of
+            several anchors only (elsewhere it changes nothing).
     """
 
     name = "learned"
@@ -271,19 +273,21 @@ class WalkRetriever(Retriever):
         if net.gat_split and several and self.anchors == "join":
             return self._retrieve_anchors_on_graphs(question, topics, unknown, k)
         hops: dict = {}  # one hop distribution per vocabulary (the graph's, or a component's)
-        length = None
-        if self.by_length and (lengths := self.length_log_probs(question)) is not None:
-            length = int(np.argmax(lengths)) + 1
-        at: dict[int, float] = {}  # by_length: log P(a, |p| = length | q)
-        best_at: dict[int, RetrievedPath] = {}  # and its best path of that length
-        for topic in topics:
-            g, walks = self._topic_walks(question.text, topic.entity, hops)
+        walked = [self._topic_walks(question.text, t.entity, hops) for t in topics]
+        for g, walks in walked:
             for a, (lp, w) in answers_of(g, walks).items():  # merged over topic entities
                 logp[a] = float(np.logaddexp(logp[a], lp)) if a in logp else lp
                 if a not in best or w.log_prob > best[a].s_topo:
                     best[a] = self._path(g, w.steps, w.log_prob)
-            for w in walks if length is not None else ():  # best first
-                if len(w.steps) == length:
+        at: dict[int, float] = {}  # by_length: log P(a, |p| = h* | q)
+        best_at: dict[int, RetrievedPath] = {}  # and its best path of that length
+        if self.by_length and lazy and topics:  # the first topic's hop distribution's stops
+            stop = hops[self.model.scope_of(topics[0].entity)][1]
+            length = int(np.argmax(length_log_probs(stop, self.max_hops))) + 1
+            for g, walks in walked:
+                for w in walks:  # best first
+                    if len(w.steps) != length:
+                        continue
                     a = int(g.nodes[g.dst[w.steps[-1]]])
                     at[a] = float(np.logaddexp(at[a], w.log_prob)) if a in at else w.log_prob
                     if a not in best_at or w.log_prob > best_at[a].s_topo:
@@ -478,7 +482,9 @@ def build_learned(
     GAT that re-scores the walk's candidates (issue 28 §3): ``"default"`` (the one trained on
     ``model_dir``'s candidates with the default settings) or a ``rerank-*`` directory;
     ``None`` (the default): none.
-    ``rerank_weight``: omega (``None``: the artifact's).
+    ``rerank_weight``: omega (``None``: the artifact's). ``by_length``: the answers of the
+    path length the walk believes first (:class:`WalkRetriever`; chosen on val: taimr.md
+    item 30).
 
     The walk takes every triple in both directions by itself, so it walks ``kg``'s own part
     (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`): an added inverse edge
