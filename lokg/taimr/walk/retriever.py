@@ -470,7 +470,7 @@ def build_learned(
     anchors: str = "join",
     rerank: str | None = None,
     rerank_weight: float | None = None,
-    by_length: bool = False,
+    by_length: bool = True,
 ) -> WalkRetriever:
     """``retriever=learned``: the trained walk model from ``model_dir`` (a ``qgat-*/``
     artifact) on ``kg``.  ``relation_embeddings`` are ``kg``'s TransE e_r (after SCOS); on a
