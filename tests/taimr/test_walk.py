@@ -569,6 +569,17 @@ def test_by_length_ranks_the_answers_of_the_walks_believed_length_first():
     assert [round(math.exp(p.s_topo), 6) for p in paths] == [0.15, 0.12, 0.08]
 
 
+def test_by_length_auto_is_on_unless_the_walk_learned_this_kgs_answers(tmp_path):
+    """The KG's own walk (its vocabulary, a ``<data>-<fp>`` dataset): off; the same
+    vocabulary adapted or self-trained without answers, or another graph's walk: on."""
+    from lokg.taimr.walk.retriever import learned_these_answers
+
+    assert learned_these_answers(tmp_path / "pq2h-4c95efd5fe48" / "qgat-1", True)
+    for data in ("kg_chains_pq2h-cbfdecf291a6", "self_labels_pq2h-c049f72d8e6f"):
+        assert not learned_these_answers(tmp_path / data / "qgat-1", True)
+    assert not learned_these_answers(tmp_path / "pretrain-61143e371e28" / "qgat-1", False)
+
+
 def test_empty_walk_falls_back_and_says_so():
     embedder = KeywordEncoder(model_id="test/keywords")
     kg, _ = _people(2)

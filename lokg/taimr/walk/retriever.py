@@ -51,7 +51,12 @@ from lokg.taimr.walk.anchors import (
     rank_jointly,
     rank_jointly_on_graphs,
 )
-from lokg.taimr.walk.artifact import RELATION_TABLE_FILE, load_walk_network, recorded_architecture
+from lokg.taimr.walk.artifact import (
+    ADAPTED_PREFIXES,
+    RELATION_TABLE_FILE,
+    load_walk_network,
+    recorded_architecture,
+)
 from lokg.taimr.walk.graph import WalkGraph, walk_graph
 from lokg.taimr.walk.joint import STRUCTURE_DIM
 from lokg.taimr.walk.net import (
@@ -65,7 +70,13 @@ from lokg.taimr.walk.search import answers_of, beam_search, beam_walk
 from lokg.taimr.walk.vocabulary import ComponentVocabulary
 from lokg.typing import Question
 
-__all__ = ["WalkModel", "WalkRetriever", "build_learned", "length_log_probs"]
+__all__ = [
+    "WalkModel",
+    "WalkRetriever",
+    "build_learned",
+    "learned_these_answers",
+    "length_log_probs",
+]
 
 log = logging.getLogger(__name__)
 
@@ -454,6 +465,14 @@ def length_log_probs(stop_logp: np.ndarray, max_hops: int) -> np.ndarray:
     return before + np.concatenate([stop, [0.0]])
 
 
+def learned_these_answers(model_dir: Path, same_vocabulary: bool) -> bool:
+    """Whether the walk in ``model_dir`` was trained on the answered questions of the KG it
+    now walks: its relation vocabulary is the KG's (``same_vocabulary``) and it was neither
+    adapted nor self-trained there without answers (``kg_chains_*`` / ``self_labels_*``
+    datasets).  The shipped walk and one trained on another graph: ``False``."""
+    return same_vocabulary and not model_dir.parent.name.startswith(ADAPTED_PREFIXES)
+
+
 def build_learned(
     kg: KnowledgeGraph,
     embedder: SentenceEncoder,
@@ -470,7 +489,7 @@ def build_learned(
     anchors: str = "join",
     rerank: str | None = None,
     rerank_weight: float | None = None,
-    by_length: bool = True,
+    by_length: bool | str = "auto",
 ) -> WalkRetriever:
     """``retriever=learned``: the trained walk model from ``model_dir`` (a ``qgat-*/``
     artifact) on ``kg``.  ``relation_embeddings`` are ``kg``'s TransE e_r (after SCOS); on a
@@ -483,8 +502,10 @@ def build_learned(
     ``model_dir``'s candidates with the default settings) or a ``rerank-*`` directory;
     ``None`` (the default): none.
     ``rerank_weight``: omega (``None``: the artifact's). ``by_length``: the answers of the
-    path length the walk believes first (:class:`WalkRetriever`; chosen on val: taimr.md
-    item 30).
+    path length the walk believes first (:class:`WalkRetriever`); ``"auto"``: for a walk not
+    trained on this KG's answered questions (the shipped walk, one trained on another graph,
+    or one adapted or self-trained here without answers, ``kg_chains_*`` / ``self_labels_*``),
+    not for the KG's own walk (chosen on val: taimr.md item 30).
 
     The walk takes every triple in both directions by itself, so it walks ``kg``'s own part
     (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`): an added inverse edge
@@ -509,6 +530,10 @@ def build_learned(
     same_vocabulary = meta.get("kg_fingerprint") == kg.fingerprint() or meta.get(
         "relations"
     ) == list(kg.relations.labels)
+    if by_length == "auto":
+        by_length = not learned_these_answers(Path(model_dir), same_vocabulary)
+    elif not isinstance(by_length, bool):
+        raise ValueError(f"retriever.by_length must be auto, true or false, got {by_length!r}")
     if a["relation_source"] == "learned" and same_vocabulary:
         transe = np.load(Path(model_dir) / RELATION_TABLE_FILE)
     elif a["relation_source"] == "fixed" and relation_embeddings is not None:
