@@ -220,8 +220,15 @@ METRICS = ("hits@1", "coverage", "answer_recall")
 COMPARED = ("model", "data", "scos", "embedder", "callbacks", "trainer", "seed")
 #: keys that name a place on this machine (anywhere in those nodes), not a setting
 MACHINE_KEYS = frozenset(
-    {"artifacts_dir", "cache_dir", "cache_path", "model_path", "dirpath", "num_workers",
-     "embed_cache"}
+    {
+        "artifacts_dir",
+        "cache_dir",
+        "cache_path",
+        "model_path",
+        "dirpath",
+        "num_workers",
+        "embed_cache",
+    }
 )
 #: trainer keys that say where a fit runs or what it shows, not what it computes (the number
 #: of devices stays: under DDP it multiplies the batch)
