@@ -473,6 +473,15 @@ def learned_these_answers(model_dir: Path, same_vocabulary: bool) -> bool:
     return same_vocabulary and not model_dir.parent.name.startswith(ADAPTED_PREFIXES)
 
 
+def _resolve_by_length(by_length: bool | str, model_dir: Path, same_vocabulary: bool) -> bool:
+    """``retriever.by_length``: ``auto`` on unless the walk learned this KG's answers."""
+    if by_length == "auto":
+        return not learned_these_answers(model_dir, same_vocabulary)
+    if not isinstance(by_length, bool):
+        raise ValueError(f"retriever.by_length must be auto, true or false, got {by_length!r}")
+    return by_length
+
+
 def build_learned(
     kg: KnowledgeGraph,
     embedder: SentenceEncoder,
@@ -530,10 +539,7 @@ def build_learned(
     same_vocabulary = meta.get("kg_fingerprint") == kg.fingerprint() or meta.get(
         "relations"
     ) == list(kg.relations.labels)
-    if by_length == "auto":
-        by_length = not learned_these_answers(Path(model_dir), same_vocabulary)
-    elif not isinstance(by_length, bool):
-        raise ValueError(f"retriever.by_length must be auto, true or false, got {by_length!r}")
+    by_length = _resolve_by_length(by_length, Path(model_dir), same_vocabulary)
     if a["relation_source"] == "learned" and same_vocabulary:
         transe = np.load(Path(model_dir) / RELATION_TABLE_FILE)
     elif a["relation_source"] == "fixed" and relation_embeddings is not None:
