@@ -24,17 +24,18 @@ answers) with
 - the question's own text and topic entities.  Its gold answers are never read.
 
 Which path (``path``): ``length`` (the default, chosen on val) first reads how many hops the
-walk believes the question asks for, ``h* = argmax_h P(|p| = h | q)`` from its stop distribution
-(:func:`~lokg.taimr.walk.retriever.length_log_probs`; under ``normalization="node"``, the
-beam's mass per length), then labels the answer with the most mass over the kept paths of
-``h*`` hops, with its best such path; a question with no kept path of ``h*`` hops is left
-out.  ``likeliest`` labels the answer with the highest ``log P(a | q)`` and its most
-probable path.  Why not that: a most probable path is a short one (each hop multiplies in a
-probability below one), so where a question's wording is read with a flat hop distribution,
-``likeliest`` labels a one-hop stop and self-training teaches the stop (PQL; val Hits@1 after
-two rounds, likeliest -> length: PQ-2H 0.905 -> 0.968, PQ-3H 0.931 -> 0.985, PQL-2H 0.886
--> 0.968, PQL-3H 0.680 -> 0.825; taimr.md item 30).  Several topic entities joined
-(``retriever.anchors=join``) are labelled ``likeliest``.
+walk believes the question asks for, ``h* = argmax_h P(|p| = h | q)`` from its stop
+distribution (under ``normalization="node"``, the beam's mass per length), then labels the
+answer with the most mass over the kept paths of ``h*`` hops, with its best such path
+(:meth:`~lokg.taimr.walk.retriever.WalkRetriever.answers_at_length`); a question with no
+kept path of ``h*`` hops is left out.  ``likeliest`` labels the answer with the highest
+``log P(a | q)`` and its most probable path.  Why not that: a most probable path is a short
+one (each hop multiplies in a probability below one), so where a question's wording is read
+with a flat hop distribution, ``likeliest`` labels a one-hop stop and self-training teaches
+the stop (PQL; val Hits@1 after two rounds, likeliest -> length: PQ-2H 0.905 -> 0.968,
+PQ-3H 0.931 -> 0.985, PQL-2H 0.886 -> 0.968, PQL-3H 0.680 -> 0.825; taimr.md item 30).
+Several topic entities the retriever joins (``retriever.anchors=join``) are labelled
+``likeliest``.
 
 A question whose top answer has ``P(a | q) < min_prob``, or which the walk cannot answer,
 is left out.  Split: ``val_fraction`` to val (the checkpoint is chosen on self-labelled
@@ -49,8 +50,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from lokg.data.kg_chains import SPLITS, base_questions, split_off_val
 from lokg.data.sources import DatasetSource, RawDataset
@@ -58,6 +58,9 @@ from lokg.errors import InputError
 from lokg.retrieval import RetrievedPath
 from lokg.taimr.walk.artifact import META_FILE, SELF_LABELS_PREFIX
 from lokg.typing import Question
+
+if TYPE_CHECKING:
+    from lokg.taimr.walk.retriever import LengthAnswers
 
 __all__ = ["SelfLabelSource", "self_label"]
 
@@ -182,11 +185,10 @@ def self_label(
     doc); ``None`` when it has no answer, no path, or ``P(a | q) < min_prob`` (under
     ``length``, ``P(a, |p| = h* | q)``).  The question's own answers are not read."""
     asked = dataclasses.replace(question, answers=(), gold_path=())
-    if path == "length":
-        several = len(question.topic_entities) > 1 and retriever.anchors == "join"
-        if not several:
-            return _label_at_length(retriever, asked, min_prob)
-    result = retriever.retrieve(asked)
+    at = retriever.answers_at_length(asked) if path == "length" else None
+    if at is not None:
+        return _label_at_length(at, asked, retriever.kg, min_prob)
+    result = retriever.retrieve(asked)  # likeliest, or several anchors joined
     if not result.answers:
         return None
     top = result.answers[0]
@@ -196,34 +198,17 @@ def self_label(
     return _labelled(asked, result.kg, answers, top.path)
 
 
-def _label_at_length(retriever, asked: Question, min_prob: float) -> Question | None:
+def _label_at_length(at: LengthAnswers, asked: Question, kg, min_prob: float) -> Question | None:
     """``path="length"``: the answer with the most mass over the beam's paths of the walk's
-    most probable length, and its best such path."""
-    paths = retriever.beam_paths(asked)  # best first
-    if not paths:
+    believed length, any tied with it, and its best such path."""
+    if not at.log_mass:
         return None
-    hops = np.array([len(p.relations) for p in paths])
-    by_length = retriever.length_log_probs(asked)
-    if by_length is None:  # the beam's mass per length
-        lp = np.array([p.s_topo for p in paths])
-        by_length = np.array([np.logaddexp.reduce(lp[hops == h]) if (hops == h).any()
-                              else -np.inf for h in range(1, retriever.max_hops + 1)])  # fmt: skip
-    length = int(np.argmax(by_length)) + 1
-    mass: dict[int, float] = {}
-    best: dict[int, RetrievedPath] = {}
-    for p, h in zip(paths, hops.tolist(), strict=True):
-        if h == length:
-            a = p.entities[-1]
-            mass[a] = float(np.logaddexp(mass[a], p.s_topo)) if a in mass else p.s_topo
-            best.setdefault(a, p)
-    if not mass:
-        return None
-    top = max(mass.values())
+    top = max(at.log_mass.values())
     if math.exp(top) < min_prob:
         return None
+    mass = at.log_mass
     tied = sorted((a for a, m in mass.items() if m >= top - TIE), key=lambda a: (-mass[a], a))
-    kg = retriever.kg
-    return _labelled(asked, kg, tuple(kg.entities.label(a) for a in tied), best[tied[0]])
+    return _labelled(asked, kg, tuple(kg.entities.label(a) for a in tied), at.paths[tied[0]])
 
 
 def _labelled(asked: Question, kg, answers: tuple[str, ...], path: RetrievedPath) -> Question:

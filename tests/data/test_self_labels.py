@@ -8,7 +8,6 @@ import json
 import math
 import os
 
-import numpy as np
 import pytest
 
 from lokg.config import compose_config
@@ -17,7 +16,7 @@ from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.retrieval import RankedAnswer, RetrievalResult, RetrievedPath
 from lokg.taimr.walk.artifact import META_FILE, adapted_walk, walk_origin
-from lokg.taimr.walk.retriever import length_log_probs
+from lokg.taimr.walk.retriever import LengthAnswers
 from lokg.typing import Question
 
 KG = KnowledgeGraph.from_labeled_triples(
@@ -82,53 +81,51 @@ def test_a_missing_walk_or_an_unknown_split_names_the_key(tmp_path):
         SelfLabelSource(base=None, walk=str(tmp_path), path="shortest")
 
 
-def test_the_walks_length_belief_is_read_off_its_stop_distribution():
-    """P_1(stop) = 0.1, P_2(stop) = 0.5, forced at L: P(|p| = 1) = 0.1,
-    P(|p| = 2) = 0.9 * 0.5 = 0.45, P(|p| = 3) = 0.9 * 0.5 = 0.45; with L = 2, 0.1 and 0.9."""
-    stop = np.log([0.7, 0.1, 0.5])  # entry 0 unused
-    assert np.exp(length_log_probs(stop, 3)) == pytest.approx([0.1, 0.45, 0.45])
-    assert np.exp(length_log_probs(stop, 2)) == pytest.approx([0.1, 0.9])
+class StubAtLength(StubWalk):
+    """Test double of a walk retriever for ``path="length"``: the answers it reaches by paths
+    of its believed length (``at``; ``None``: several anchors joined), and ``answers`` for
+    ``retrieve`` (:class:`StubWalk`).  How a real walk computes ``at`` is tested in
+    tests/taimr/test_walk.py."""
+
+    kg = KG
+
+    def __init__(self, at: LengthAnswers | None, answers=()):
+        super().__init__(list(answers))
+        self.at = at
+
+    def answers_at_length(self, question: Question) -> LengthAnswers | None:
+        self.asked.append(question)
+        return self.at
 
 
-class StubBeam:
-    """Test double of a walk retriever for ``path="length"``: the beam's kept paths
-    (end label, log P(p | q), path labels) and the walk's length belief (``None``: node
-    normalisation)."""
-
-    anchors, max_hops, kg = "join", 3, KG
-
-    def __init__(self, paths, lengths):
-        self.paths, self.lengths = paths, lengths
-
-    def beam_paths(self, question: Question) -> list[RetrievedPath]:
-        return [StubWalk([p]).retrieve(question).answers[0].path for p in self.paths]
-
-    def length_log_probs(self, question: Question):
-        return None if self.lengths is None else np.log(self.lengths)
+def _at_two_hops(*answers) -> LengthAnswers:
+    """LengthAnswers at h* = 2 from (label, P(a, |p| = 2 | q), best path labels)."""
+    paths = StubWalk(list(answers)).retrieve(QUESTION).answers
+    return LengthAnswers(2, {a.entity: a.score for a in paths}, {a.entity: a.path for a in paths})
 
 
-TO_ROME_LIVED = [("ann", "parents", "bob"), ("bob", "lived_in", "rome")]
-#: oslo's one hop is the likeliest path, rome has the most mass at two hops
-BEAM = [("oslo", math.log(0.3), TO_OSLO), ("rome", math.log(0.2), TO_ROME),
-        ("milan", math.log(0.15), TO_MILAN), ("rome", math.log(0.1), TO_ROME_LIVED)]  # fmt: skip
-
-
-def test_length_labels_the_answer_with_most_mass_at_the_walks_most_probable_length():
-    """The walk believes two hops (0.7): rome (0.2 + 0.1 = 0.3 at two hops) over milan
-    (0.15), its best two-hop path (born_in) as gold path; oslo's likelier one hop is not
-    taken.  Believing one hop, oslo; believing three, no kept path: left out."""
-    q = self_label(StubBeam(BEAM, [0.2, 0.7, 0.1]), QUESTION, path="length")
+def test_length_labels_the_answer_with_most_mass_at_the_believed_length_and_its_best_path():
+    """At two hops rome holds 0.3 (its best path born_in), milan 0.15: rome, with that path;
+    with min_prob above 0.3, or no path of two hops, left out; the gold answers unread."""
+    at = _at_two_hops(("rome", math.log(0.3), TO_ROME), ("milan", math.log(0.15), TO_MILAN))
+    walk = StubAtLength(at)
+    q = self_label(walk, QUESTION, path="length")
     assert q.answers == ("rome",) and q.gold_path == tuple(TO_ROME)
-    q = self_label(StubBeam(BEAM, [0.6, 0.3, 0.1]), QUESTION, path="length")
-    assert q.answers == ("oslo",) and q.gold_path == tuple(TO_OSLO)
-    assert self_label(StubBeam(BEAM, [0.1, 0.2, 0.7]), QUESTION, path="length") is None
-    assert self_label(StubBeam(BEAM, [0.2, 0.7, 0.1]), QUESTION, 0.31, "length") is None
+    assert walk.asked[0].answers == () and walk.asked[0].gold_path == ()
+    assert self_label(StubAtLength(at), QUESTION, 0.31, "length") is None
+    assert self_label(StubAtLength(LengthAnswers(3, {}, {})), QUESTION, path="length") is None
 
 
-def test_length_under_node_normalisation_reads_the_beams_mass_per_length():
-    """No length belief: one hop holds 0.3 of the beam's mass, two hops 0.45: rome."""
-    q = self_label(StubBeam(BEAM, None), QUESTION, path="length")
-    assert q.answers == ("rome",) and q.gold_path == tuple(TO_ROME)
+def test_length_keeps_tied_answers_and_labels_joined_anchors_likeliest():
+    """milan and rome tied at 0.2: both, the first by entity id giving the path; a walk that
+    joins the question's anchors (``None``) labels its top answer instead."""
+    at = _at_two_hops(("milan", math.log(0.2), TO_MILAN), ("rome", math.log(0.2), TO_ROME))
+    q = self_label(StubAtLength(at), QUESTION, path="length")
+    first = min(("rome", "milan"), key=KG.entities.get)
+    assert q.answers == tuple(sorted(("rome", "milan"), key=KG.entities.get))
+    assert q.gold_path[-1][2] == first
+    joined = StubAtLength(None, [("oslo", math.log(0.5), TO_OSLO)])
+    assert self_label(joined, QUESTION, path="length").gold_path == tuple(TO_OSLO)
 
 
 def test_self_train_walk_starts_from_the_walk_that_labels_and_trains_as_adapt_walk(tmp_path):

@@ -27,7 +27,7 @@ from lokg.taimr.walk.net import (
     vocabulary_log_probs,
     walk_log_probs,
 )
-from lokg.taimr.walk.retriever import WalkModel, WalkRetriever
+from lokg.taimr.walk.retriever import WalkModel, WalkRetriever, length_log_probs
 from lokg.taimr.walk.search import answers_of, beam_search, beam_walk
 from lokg.taimr.walk.supervision import (
     answer_graph,
@@ -560,13 +560,56 @@ def test_by_length_ranks_the_answers_of_the_walks_believed_length_first():
     plain = WalkRetriever(kg, embedder, model, max_hops=2)
     ranked = [(a.label, round(math.exp(a.score), 6)) for a in plain.retrieve(q).answers]
     assert ranked == [("oslo", 0.15), ("bob", 0.12), ("rome", 0.08)]
-    assert np.exp(plain.length_log_probs(q)) == pytest.approx([0.3, 0.7])
+    at = plain.answers_at_length(q)  # whatever by_length says
+    assert at.length == 2 and list(at.log_mass) == [kg.entities.get("rome")]
+    assert math.exp(at.log_mass[kg.entities.get("rome")]) == pytest.approx(0.08)
     by_length = WalkRetriever(kg, embedder, model, max_hops=2, by_length=True)
     res = by_length.retrieve(q)
     assert [a.label for a in res.answers] == ["rome", "oslo", "bob"]
     assert [kg.entities.label(e) for e in res.answers[0].path.entities] == ["ann", "bob", "rome"]
-    paths = plain.beam_paths(q)  # every kept path, best first
-    assert [round(math.exp(p.s_topo), 6) for p in paths] == [0.15, 0.12, 0.08]
+
+
+def test_the_walks_length_belief_is_read_off_its_stop_distribution():
+    """P_1(stop) = 0.1, P_2(stop) = 0.5, forced at L: P(|p| = 1) = 0.1,
+    P(|p| = 2) = 0.9 * 0.5 = 0.45, P(|p| = 3) = 0.9 * 0.5 = 0.45; with L = 2, 0.1 and 0.9."""
+    stop = np.log([0.7, 0.1, 0.5])  # entry 0 unused
+    assert np.exp(length_log_probs(stop, 3)) == pytest.approx([0.1, 0.45, 0.45])
+    assert np.exp(length_log_probs(stop, 2)) == pytest.approx([0.1, 0.9])
+
+
+class NodeModelDouble(HopModelDouble):
+    """Test double of a node-normalised :class:`WalkModel` (its stop is a node's): every
+    step of hop ``t`` scores ``hop[t, step relation]``, every node's stop ``stop[t]``."""
+
+    class net:  # what WalkRetriever reads of a WalkNet
+        steps_only, gat_split = False, False
+
+    def log_probs(self, graph, question: str) -> tuple[np.ndarray, np.ndarray]:
+        return self.hop[:, graph.step_relation].T, np.tile(self.stop, (graph.num_nodes, 1))
+
+
+def test_under_node_normalisation_the_believed_length_holds_most_of_the_beams_mass():
+    """The graph of the test above, P_1(stop) = 0.1, P(born_in) = 0.5 at hop 1: oslo
+    0.5 * 0.1 = 0.05, bob 0.4 * 0.1 = 0.04, rome 0.4 * 0.5 = 0.2 (stop forced at L = 2).
+    One hop holds 0.09 of the beam's mass, two hops 0.2: rome; with P_1(stop) = 0.9, one
+    hop holds 0.81 against 0.4 * 0.5 = 0.2: oslo 0.45 and bob 0.36."""
+    kg = KnowledgeGraph.from_labeled_triples(
+        [("ann", "born_in", "oslo"), ("ann", "parents", "bob"), ("bob", "born_in", "rome")]
+    )
+    born, parents = kg.relations.get("born_in"), kg.relations.get("parents")
+    hop = np.full((2, 4), 0.05)
+    hop[0, [born, parents]] = 0.5, 0.4
+    hop[1, born] = 0.5
+    embedder = KeywordEncoder(model_id="test/keywords")
+    q = Question("q", "where was ann 's parent born ?", (), ("ann",))
+    at = WalkRetriever(kg, embedder, NodeModelDouble(hop, np.array([1.0, 0.1])), max_hops=2)
+    at = at.answers_at_length(q)
+    assert at.length == 2 and list(at.log_mass) == [kg.entities.get("rome")]
+    assert math.exp(at.log_mass[kg.entities.get("rome")]) == pytest.approx(0.2)
+    at = WalkRetriever(kg, embedder, NodeModelDouble(hop, np.array([1.0, 0.9])), max_hops=2)
+    at = at.answers_at_length(q)
+    mass = {kg.entities.label(a): round(math.exp(m), 6) for a, m in at.log_mass.items()}
+    assert at.length == 1 and mass == {"oslo": 0.45, "bob": 0.36}
 
 
 def test_by_length_auto_is_on_unless_the_walk_learned_this_kgs_answers(tmp_path):

@@ -71,6 +71,7 @@ from lokg.taimr.walk.vocabulary import ComponentVocabulary
 from lokg.typing import Question
 
 __all__ = [
+    "LengthAnswers",
     "WalkModel",
     "WalkRetriever",
     "build_learned",
@@ -79,6 +80,24 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class LengthAnswers:
+    """The answers a walk reaches by its kept paths of one length ``h*``, the length it
+    believes the question asks for (``retriever.by_length``; self-labels' ``path="length"``).
+
+    Attributes:
+        length: h*, in hops.
+        log_mass: answer entity -> ``log P(a, |p| = h* | q)``, the logsumexp of ``log P(p | q)``
+            over the kept paths of ``h*`` hops ending at ``a``.
+        paths: answer entity -> its best kept path of ``h*`` hops (``s_topo`` = its
+            ``log P(p | q)``).
+    """
+
+    length: int
+    log_mass: dict[int, float]
+    paths: dict[int, RetrievedPath]
 
 
 class WalkModel:
@@ -276,12 +295,10 @@ class WalkRetriever(Retriever):
         best: dict[int, RetrievedPath] = {}
         # the vocabulary-normalised walk scores a step from its relation and its node alone:
         # the beam builds only the steps it expands (beam_walk), never the L-hop ball
-        net = self.model.net
-        lazy = net.steps_only
-        several = len(topics) > 1 and len(question.topic_entities) > 1
-        if lazy and several and self.anchors == "join":
-            return self._retrieve_anchors(question, topics, unknown, k)
-        if net.gat_split and several and self.anchors == "join":
+        lazy = self.model.net.steps_only
+        if self._joins(question, topics):
+            if lazy:
+                return self._retrieve_anchors(question, topics, unknown, k)
             return self._retrieve_anchors_on_graphs(question, topics, unknown, k)
         hops: dict = {}  # one hop distribution per vocabulary (the graph's, or a component's)
         walked = [self._topic_walks(question.text, t.entity, hops) for t in topics]
@@ -290,30 +307,20 @@ class WalkRetriever(Retriever):
                 logp[a] = float(np.logaddexp(logp[a], lp)) if a in logp else lp
                 if a not in best or w.log_prob > best[a].s_topo:
                     best[a] = self._path(g, w.steps, w.log_prob)
-        at: dict[int, float] = {}  # by_length: log P(a, |p| = h* | q)
-        best_at: dict[int, RetrievedPath] = {}  # and its best path of that length
-        if self.by_length and lazy and topics:  # the first topic's hop distribution's stops
-            stop = hops[self.model.scope_of(topics[0].entity)][1]
-            length = int(np.argmax(length_log_probs(stop, self.max_hops))) + 1
-            for g, walks in walked:
-                for w in walks:  # best first
-                    if len(w.steps) != length:
-                        continue
-                    a = int(g.nodes[g.dst[w.steps[-1]]])
-                    at[a] = float(np.logaddexp(at[a], w.log_prob)) if a in at else w.log_prob
-                    if a not in best_at or w.log_prob > best_at[a].s_topo:
-                        best_at[a] = self._path(g, w.steps, w.log_prob)
+        at = LengthAnswers(0, {}, {})  # by_length: the answers at the believed length h*
+        if self.by_length and lazy and topics:  # vocabulary normalisation only (class doc)
+            at = self._at_length(walked, self._believed_length(topics, hops, walked))
         if not best:
             return self._fall_back(question, topics, unknown)
         answers = list(best)
         sem = self._semantic(question, answers)
         ranked = []
         for a, s in zip(answers, sem.tolist(), strict=True):
-            p = best_at.get(a, best[a])
-            final = at.get(a, logp[a]) + self.lambda_q * s
+            p = at.paths.get(a, best[a])
+            final = at.log_mass.get(a, logp[a]) + self.lambda_q * s
             p = RetrievedPath(p.entities, p.triple_ids, p.relations, p.s_topo, 0.0, s, final)
             ranked.append(RankedAnswer(a, self.kg.entities.label(a), final, p))
-        ranked.sort(key=lambda x: (x.entity not in at, -x.score, x.entity))
+        ranked.sort(key=lambda x: (x.entity not in at.log_mass, -x.score, x.entity))
         paths = [r.path for r in ranked[:k]]
         return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
 
@@ -331,29 +338,53 @@ class WalkRetriever(Retriever):
         step_lp, stop_lp = self.model.log_probs(g, text)
         return g, beam_search(g, step_lp, stop_lp, self.max_hops, self.beam_width)
 
-    def beam_paths(self, question: Question) -> list[RetrievedPath]:
-        """Every path the beam kept from each topic entity of ``question``, each walked alone
-        (no join of anchors), best first by ``s_topo`` = log P(p | q)."""
+    def answers_at_length(self, question: Question) -> LengthAnswers | None:
+        """The answers the beam reaches by paths of the length the walk believes ``question``
+        asks for (:meth:`_believed_length`), each topic entity walked alone, whatever
+        ``by_length`` says; ``None`` when no topic entity is in the graph or when this
+        retriever joins the question's several anchors (its ranking is then the join's).
+        Self-labels read it (:mod:`lokg.data.self_labels`, ``path="length"``)."""
         topics, _ = resolve_topics(self.kg, question.topic_entities)
-        hops: dict = {}
-        paths = []
-        for topic in topics:
-            g, walks = self._topic_walks(question.text, topic.entity, hops)
-            paths += [self._path(g, w.steps, w.log_prob) for w in walks]
-        paths.sort(key=lambda p: -p.s_topo)  # stable: ties keep topic, then beam order
-        return paths
-
-    def length_log_probs(self, question: Question) -> np.ndarray | None:
-        """``[max_hops]`` log P(|p| = h | q) for h = 1..max_hops: the walk's own belief in its
-        path's length, read off its stop distribution (vocabulary normalisation: stop at hop
-        h with P_h(stop | q), forced at max_hops), from the first topic entity's vocabulary;
-        ``None`` under ``normalization="node"`` (its stop is a node's, not the question's)
-        or when no topic entity is in the graph."""
-        topics, _ = resolve_topics(self.kg, question.topic_entities)
-        if not self.model.net.steps_only or not topics:
+        if not topics or self._joins(question, topics):
             return None
-        _, stop = self.model.hop_log_probs(question.text, topics[0].entity)
-        return length_log_probs(stop, self.max_hops)
+        hops: dict = {}
+        walked = [self._topic_walks(question.text, t.entity, hops) for t in topics]
+        return self._at_length(walked, self._believed_length(topics, hops, walked))
+
+    def _joins(self, question: Question, topics) -> bool:
+        """Whether the question's several anchors are ranked by their join (module doc)."""
+        several = len(topics) > 1 and len(question.topic_entities) > 1
+        net = self.model.net
+        return several and self.anchors == "join" and (net.steps_only or net.gat_split)
+
+    def _believed_length(self, topics, hops: dict, walked) -> int:
+        """h* = argmax_h P(|p| = h | q): under vocabulary normalisation read off the first
+        topic entity's stop distribution (:func:`length_log_probs`; ``hops`` holds it, as
+        :meth:`_topic_walks` left it); under ``normalization="node"``, whose stop is a
+        node's and not the question's, the length holding the most of the beam's mass."""
+        if self.model.net.steps_only:
+            stop = hops[self.model.scope_of(topics[0].entity)][1]
+            return int(np.argmax(length_log_probs(stop, self.max_hops))) + 1
+        mass = np.full(self.max_hops, -np.inf)
+        for _, walks in walked:
+            for w in walks:
+                mass[len(w.steps) - 1] = np.logaddexp(mass[len(w.steps) - 1], w.log_prob)
+        return int(np.argmax(mass)) + 1
+
+    def _at_length(self, walked, length: int) -> LengthAnswers:
+        """The answers of ``walked``'s paths of ``length`` hops, merged over topic entities:
+        ``log P(a, |p| = length | q)`` (logsumexp over those paths) and the best of them."""
+        mass: dict[int, float] = {}
+        paths: dict[int, RetrievedPath] = {}
+        for g, walks in walked:
+            for w in walks:  # best first
+                if len(w.steps) != length:
+                    continue
+                a = int(g.nodes[g.dst[w.steps[-1]]])
+                mass[a] = float(np.logaddexp(mass[a], w.log_prob)) if a in mass else w.log_prob
+                if a not in paths or w.log_prob > paths[a].s_topo:
+                    paths[a] = self._path(g, w.steps, w.log_prob)
+        return LengthAnswers(length, mass, paths)
 
     def _beam(self, topic: int, hop) -> tuple[WalkGraph, list]:
         """:func:`beam_walk` from ``topic`` with the shared step cache (bounded)."""
