@@ -362,9 +362,12 @@ class Trainings:
         walk: Sequence[str],
         dry_run: bool,
         adapt: Sequence[str] = (),
+        label_path: str | None = None,
     ) -> None:
         self.root, self.train, self.walk_overrides = root, list(train), list(walk)
         self.adapt_overrides = list(adapt)  # the adapted walk's generated set (--adapt-override)
+        #: the self-trained walk's data.source.path (--self-label-path; None: the config's)
+        self.label_path = label_path
         self.dry_run = dry_run
         self._walks: dict[tuple[str, ...], Walk] = {}
         self._transe: set[tuple[str, ...]] = set()
@@ -663,22 +666,18 @@ def adapted_walk(trainings: Trainings, data: str, start: Walk) -> Walk:
 
 
 def self_trained_walk(
-    trainings: Trainings,
-    data: str,
-    start: Walk,
-    rounds: int = SELF_TRAIN_ROUNDS,
-    label_path: str | None = None,
+    trainings: Trainings, data: str, start: Walk, rounds: int = SELF_TRAIN_ROUNDS
 ) -> Walk:
     """``start`` fine-tuned ``rounds`` times on ``data``'s own training questions as the walk
     of the round before answers them (their gold answers never read:
-    ``experiment=self_train_walk``, lokg/data/self_labels.py); ``label_path``: its
-    ``data.source.path`` (``None``: the config's)."""
+    ``experiment=self_train_walk``, lokg/data/self_labels.py), their labels' path as
+    ``trainings.label_path`` says."""
     walk = start
     for r in range(1, rounds + 1):
         source = ["data=self_labels", f"data@data.source.base={data}"]
         source.append(f"data.source.walk={walk.ref}")
-        if label_path is not None:
-            source.append(f"data.source.path={label_path}")
+        if trainings.label_path is not None:
+            source.append(f"data.source.path={trainings.label_path}")
         label = f"{data} self-trained (round {r}) from {walk.label}"
         walk = trainings.walk(label, source, ["experiment=self_train_walk"], after=[walk])
     return walk
@@ -699,11 +698,9 @@ def set_rows(
     data: str,
     loo: Walk | None,
     wanted: set[str],
-    label_path: str | None = None,
 ) -> dict[str, Row]:
     """The table's rows of one set, in order, those in ``wanted`` only (a row's walk is
-    trained only when the row is asked for); ``label_path``: the self-trained row's
-    ``data.source.path``."""
+    trained only when the row is asked for)."""
     rows: dict[str, Row] = {}
     if ZERO_SHOT in wanted:
         rows[ZERO_SHOT] = Row(data, PRETRAINED_ROW, f":loo-{family}", loo)
@@ -715,7 +712,7 @@ def set_rows(
         rows[ADAPTED] = Row(data, PRETRAINED_ROW, f":adapted-{fp}-loo-{family}", walk)
     if SELF_TRAINED in wanted:
         start = adapted_walk(trainings, data, loo)
-        walk = self_trained_walk(trainings, data, start, label_path=label_path)
+        walk = self_trained_walk(trainings, data, start)
         fp = walk.path.parent.name.rsplit("-", 1)[-1] if walk.path is not None else "pending"
         tag = f":selftrained{SELF_TRAIN_ROUNDS}-{fp}-loo-{family}"
         rows[SELF_TRAINED] = Row(data, PRETRAINED_ROW, tag, walk)
@@ -739,7 +736,7 @@ def table(args, trainings: Trainings, evals: Evaluations, members) -> list[SetRe
         if wanted - {PER_KG}:
             loo = loo_walk(trainings, family, args.pool, members, args.pretrain)
         for data in sets:
-            rows = set_rows(trainings, name, data, loo, wanted, args.self_label_path)
+            rows = set_rows(trainings, name, data, loo, wanted)
             plan.append((family, data, rows))
     if args.dry_run:
         for *_, rows in plan:
@@ -1044,7 +1041,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_args(args, members)
     print(f"LOKG_ROOT={root}", flush=True)
     trainings = Trainings(
-        root, args.train_override, args.walk_override, args.dry_run, args.adapt_override
+        root,
+        args.train_override,
+        args.walk_override,
+        args.dry_run,
+        args.adapt_override,
+        args.self_label_path,
     )
     evals = Evaluations(args.split, args.budget, args.limit, args.rerun_test)
     if args.curve:
