@@ -23,6 +23,7 @@ from pytorch_lightning.utilities.rank_zero import rank_zero_only
 from lokg import preemption, train_stages
 from lokg.config import check_target_keys, instantiate_list, resolve_seed
 from lokg.console import configure_console, format_stats
+from lokg.data.self_labels import resolve_newest_walk
 from lokg.errors import InputError
 
 if TYPE_CHECKING:
@@ -97,6 +98,7 @@ def run(cfg: DictConfig) -> dict:
 def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
     configure_console(cfg.verbose)
     _check_config(cfg)  # a bad key: its one line is all the run prints
+    resolve_newest_walk(cfg)  # data=self_labels: data.source.walk=newest, a directory
     seed = resolve_seed(cfg.seed)
     pl.seed_everything(seed, workers=True)
     log.info("seed %d%s", seed, "" if cfg.seed is not None else " (drawn)")

@@ -62,12 +62,14 @@ from lokg.typing import Question
 if TYPE_CHECKING:
     from lokg.taimr.walk.retriever import LengthAnswers
 
-__all__ = ["SelfLabelSource", "self_label"]
+__all__ = ["SelfLabelSource", "resolve_newest_walk", "self_label"]
 
 #: answers whose log-probability is within this of the top answer's are tied with it
 TIE = 1e-4
 #: data.source.path: which answer and path label a question (module doc)
 LABEL_PATHS = ("likeliest", "length")
+#: data.source.walk's default: the newest walk adapted or self-trained on the base set's graph
+NEWEST = "newest"
 
 
 class SelfLabelSource(DatasetSource):
@@ -76,7 +78,8 @@ class SelfLabelSource(DatasetSource):
     Args:
         base: the base dataset, a :class:`~lokg.data.datamodule.KGQADataModule`.
         walk: the walk that answers them: a ``qgat-*`` directory (``experiment=adapt_walk``'s
-            or a previous round's).
+            or a previous round's; ``train.py`` resolves the config's ``newest`` to one,
+            :func:`resolve_newest_walk`).
         name: the dataset's name, always ``self_labels_``-prefixed (default
             ``self_labels_<base name>``): ``retriever=learned`` looks for walks under it.
         splits: the base set's splits whose questions are labelled (default ``[train]``; a
@@ -103,9 +106,10 @@ class SelfLabelSource(DatasetSource):
         seed: int = 0,
     ):
         if walk is None or not (Path(str(walk)) / META_FILE).is_file():
+            said = " (train.py resolves it; here give the directory)" if walk == NEWEST else ""
             raise InputError(
-                f"data.source.walk={walk}; expected a trained walk's qgat-* directory (the one "
-                "`python train.py experiment=adapt_walk ...` printed)"
+                f"data.source.walk={walk}{said}; expected a trained walk's qgat-* directory "
+                "(the one `python train.py experiment=adapt_walk ...` printed)"
             )
         if isinstance(splits, str):
             splits = [splits]
@@ -175,6 +179,37 @@ class SelfLabelSource(DatasetSource):
         )
         return RawDataset(dm.kg.own_part(), {"train": train, "val": val, "test": []},
                           presplit=True, reports=[report])  # fmt: skip
+
+
+def resolve_newest_walk(cfg) -> None:
+    """``data.source.walk=newest`` (the default of ``data=self_labels``) set, in place, to the
+    newest walk adapted or self-trained without answers on the base set's graph
+    (:func:`~lokg.taimr.walk.artifact.adapted_walk`: the one ``retriever=learned`` would use
+    there), so that running ``experiment=self_train_walk`` again starts from the walk the
+    last run trained; ``model.init`` follows it (``${data.source.walk}``).  One line names it.
+
+    Raises:
+        InputError: no such walk yet (run ``experiment=adapt_walk`` on the KG first).
+    """
+    import hydra
+
+    from lokg.taimr.walk.artifact import adapted_walk
+
+    source = cfg.get("data", {}).get("source", {})
+    if source.get("_target_") != f"{__name__}.SelfLabelSource" or source.get("walk") != NEWEST:
+        return
+    base = hydra.utils.instantiate(source.base)
+    base.prepare_data()
+    base.setup("fit")
+    walk = adapted_walk(base.artifact_dir.parent, base.kg.own_part().fingerprint())
+    if walk is None:
+        raise InputError(
+            f"data.source.walk=newest: no walk adapted to {base.name}'s graph yet under "
+            f"{base.artifact_dir.parent}; run `python train.py experiment=adapt_walk` with the "
+            "same data.source.base first, or give data.source.walk=<a qgat-* directory>"
+        )
+    cfg.data.source.walk = str(walk)
+    print(f"self-training from the newest walk adapted to {base.name}: {walk}", flush=True)
 
 
 def self_label(

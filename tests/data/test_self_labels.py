@@ -11,7 +11,7 @@ import os
 import pytest
 
 from lokg.config import compose_config
-from lokg.data.self_labels import SelfLabelSource, self_label
+from lokg.data.self_labels import SelfLabelSource, resolve_newest_walk, self_label
 from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.retrieval import RankedAnswer, RetrievalResult, RetrievedPath
@@ -144,13 +144,46 @@ def test_self_train_walk_starts_from_the_walk_that_labels_and_trains_as_adapt_wa
     assert cfg.trainer.max_epochs == adapt.trainer.max_epochs
 
 
-def _walk_dir(root, dataset: str, init: str, mtime: int):
+def _walk_dir(root, dataset: str, init: str, mtime: int, fingerprint: str = "fp1"):
     d = root / dataset / "qgat-abc"
     d.mkdir(parents=True)
-    (d / META_FILE).write_text(json.dumps({"kg_fingerprint": "fp1"}))
+    (d / META_FILE).write_text(json.dumps({"kg_fingerprint": fingerprint}))
     (d / "config.yaml").write_text(f"model:\n  init: {init}\n  relation_source: none\n")
     os.utime(d / META_FILE, ns=(mtime, mtime))
     return d
+
+
+def test_walk_newest_resolves_to_the_last_walk_adapted_to_the_base_graph(tmp_path, capsys):
+    """``data.source.walk=newest`` (the default): none adapted yet is one line naming the
+    command to run first; then the newest adapted or self-trained walk on the base graph,
+    which ``model.init`` follows, so the same command run twice trains two rounds."""
+    import hydra
+
+    (tmp_path / "kg.tsv").write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in TO_ROME))
+    q = {"id": "q1", "question": "where was ann 's parent born ?", "topic_entities": ["ann"]}
+    (tmp_path / "q.jsonl").write_text(json.dumps(q) + "\n")
+    base = [f"data.source.base.source.kg_path={tmp_path / 'kg.tsv'}",
+            f"data.source.base.source.questions_path={tmp_path / 'q.jsonl'}"]  # fmt: skip
+    cfg = compose_config("train", ["experiment=self_train_walk", *base], tmp_path)
+    assert cfg.data.source.walk == "newest"
+    with pytest.raises(
+        InputError,
+        match=r"^data\.source\.walk=newest: no walk adapted to "
+        r"custom's graph yet under .*; run `python train.py experiment=adapt_walk",
+    ):
+        resolve_newest_walk(cfg)
+    dm = hydra.utils.instantiate(cfg.data.source.base)
+    dm.prepare_data()
+    dm.setup("fit")
+    fp, root = dm.kg.own_part().fingerprint(), dm.artifact_dir.parent
+    adapted = _walk_dir(root, "kg_chains_custom-1", "pretrained", 1_000, fp)
+    _walk_dir(root, "kg_chains_other-2", "pretrained", 3_000, "another graph")
+    resolve_newest_walk(cfg)
+    assert cfg.data.source.walk == str(adapted) and cfg.model.init == str(adapted)
+    assert (
+        f"self-training from the newest walk adapted to custom: {adapted}"
+        in capsys.readouterr().out
+    )
 
 
 def test_the_newest_walk_trained_without_answers_on_the_kg_is_the_one_used(tmp_path):
