@@ -195,7 +195,7 @@ def resolve_newest_walk(cfg) -> None:
 
     from lokg.taimr.walk.artifact import adapted_walk
 
-    source = cfg.get("data", {}).get("source", {})
+    source = (cfg.get("data") or {}).get("source") or {}
     if source.get("_target_") != f"{__name__}.SelfLabelSource" or source.get("walk") != NEWEST:
         return
     base = hydra.utils.instantiate(source.base)
