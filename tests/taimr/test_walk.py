@@ -569,6 +569,26 @@ def test_by_length_ranks_the_answers_of_the_walks_believed_length_first():
     assert [kg.entities.label(e) for e in res.answers[0].path.entities] == ["ann", "bob", "rome"]
 
 
+def test_an_answers_mass_at_the_believed_length_sums_its_paths_of_that_length():
+    """As above, with a second two-hop path to rome (lived_in, 0.1 at hop 1): rome's
+    P(a, |p| = 2 | q) = 0.4 * 0.2 + 0.4 * 0.1 = 0.12, its best path of two hops born_in."""
+    kg = KnowledgeGraph.from_labeled_triples(
+        [("ann", "born_in", "oslo"), ("ann", "parents", "bob"), ("bob", "born_in", "rome"),
+         ("bob", "lived_in", "rome")]
+    )  # fmt: skip
+    born, parents, lived = (kg.relations.get(r) for r in ("born_in", "parents", "lived_in"))
+    hop = np.full((2, 6), 0.05)
+    hop[0, [born, parents]] = 0.5, 0.4
+    hop[1, [born, lived]] = 0.2, 0.1
+    model = HopModelDouble(hop, np.array([1.0, 0.3]))
+    r = WalkRetriever(kg, KeywordEncoder(model_id="test/keywords"), model, max_hops=2)
+    at = r.answers_at_length(Question("q", "where was ann 's parent born ?", (), ("ann",)))
+    rome = kg.entities.get("rome")
+    assert at.length == 2 and math.exp(at.log_mass[rome]) == pytest.approx(0.12)
+    assert at.paths[rome].relations == (parents, born)
+    assert math.exp(at.paths[rome].s_topo) == pytest.approx(0.08)
+
+
 def test_the_walks_length_belief_is_read_off_its_stop_distribution():
     """P_1(stop) = 0.1, P_2(stop) = 0.5, forced at L: P(|p| = 1) = 0.1,
     P(|p| = 2) = 0.9 * 0.5 = 0.45, P(|p| = 3) = 0.9 * 0.5 = 0.45; with L = 2, 0.1 and 0.9."""
