@@ -8,7 +8,7 @@
         [--rows zero-shot adapted self-trained fine-tuned per-kg]
         [--self-label-path likeliest|length]
     python bench/bench_zeroshot.py --curve [--curve-sizes 0 10 50 200 all]
-        [--curve-from shipped|loo] [--data <set> ...] [the options above]
+        [--curve-from shipped|loo|adapted] [--data <set> ...] [the options above]
 
 **Families.** The pretrained walk trains on the members of ``configs/data/pretrain.yaml``
 (the bundled sets' train splits); they are grouped by what they share:
@@ -68,7 +68,9 @@ Hits@1 (and coverage) after fine-tuning on the first 0 / 10 / 50 / 200 / all tra
 questions of the package's split (``+data.train_limit=N``: a prepared set and artifacts of
 its own), from the pretrained walk (``model.init=pretrained``, the shipped walk, which saw
 every bundled set's train split; ``--curve-from loo``: the leave-one-out walk of the set's
-first family, so nothing of the family was seen) and from scratch (``model.init=scratch``).
+first family, so nothing of the family was seen; ``--curve-from adapted``: that walk adapted
+to the set's KG first, as the table's adapted row, so a user's path from day one to their
+first answered questions) and from scratch (``model.init=scratch``).
 0 questions: the pretrained walk as it is (no training); from scratch there is no walk
 (``-``). ``all``: the whole train split (from scratch: the per-KG walk of (d)). A size at or
 above the train split trains on all of it, under its own key. Last line
@@ -197,7 +199,7 @@ FAMILIES: dict[str, Family] = {
 #: the learning curves' default sets: one per family
 CURVE_SETS = ("pq3h", "pql3h", "webqsp_evidence_resplit", "cwq_evidence_resplit", "beyond_pq3h")
 CURVE_SIZES = ("0", "10", "50", "200", "all")
-CURVE_FROM = ("shipped", "loo")
+CURVE_FROM = ("shipped", "loo", "adapted")
 #: the table's rows per set
 ZERO_SHOT, ADAPTED = "zero-shot", "adapted, no answers"
 SELF_TRAINED = "self-trained, no answers"
@@ -692,6 +694,13 @@ def finetuned_walk(trainings: Trainings, data: str, start: Walk, size: str = "al
     return trainings.walk(label, _set_data(data, size), extra, after=[start])
 
 
+def _generated_fp(walk: Walk) -> str:
+    """The fingerprint of the set ``walk`` was trained on (generated or self-labelled): the
+    walk's directory name does not change with the generator's settings, and the ledger knows
+    a walk by that name only."""
+    return walk.path.parent.name.rsplit("-", 1)[-1] if walk.path is not None else "pending"
+
+
 def set_rows(
     trainings: Trainings,
     family: str,
@@ -706,15 +715,12 @@ def set_rows(
         rows[ZERO_SHOT] = Row(data, PRETRAINED_ROW, f":loo-{family}", loo)
     if ADAPTED in wanted:
         walk = adapted_walk(trainings, data, loo)
-        # the generated set's fingerprint: the walk's directory name does not change with the
-        # generator's settings, and the ledger knows a walk by that name only
-        fp = walk.path.parent.name.rsplit("-", 1)[-1] if walk.path is not None else "pending"
-        rows[ADAPTED] = Row(data, PRETRAINED_ROW, f":adapted-{fp}-loo-{family}", walk)
+        tag = f":adapted-{_generated_fp(walk)}-loo-{family}"
+        rows[ADAPTED] = Row(data, PRETRAINED_ROW, tag, walk)
     if SELF_TRAINED in wanted:
         start = adapted_walk(trainings, data, loo)
         walk = self_trained_walk(trainings, data, start)
-        fp = walk.path.parent.name.rsplit("-", 1)[-1] if walk.path is not None else "pending"
-        tag = f":selftrained{SELF_TRAIN_ROUNDS}-{fp}-loo-{family}"
+        tag = f":selftrained{SELF_TRAIN_ROUNDS}-{_generated_fp(walk)}-loo-{family}"
         rows[SELF_TRAINED] = Row(data, PRETRAINED_ROW, tag, walk)
     if FINETUNED in wanted:
         walk = finetuned_walk(trainings, data, loo)
@@ -760,20 +766,27 @@ def curves(args, trainings: Trainings, evals: Evaluations, members) -> list[Curv
     for data in args.data or CURVE_SETS:
         family = next(f for f in FAMILIES.values() if data in f.sets)
         start = SHIPPED
-        if args.curve_from == "loo":
+        if args.curve_from in ("loo", "adapted"):
             start = loo_walk(trainings, family, args.pool, members, args.pretrain)
         trainings.transe(_set_data(data))  # the curves' walks are all answered on data=<set>
         start_tag = "shipped" if start is SHIPPED else f"loo-{family.name}"
+        if args.curve_from == "adapted":
+            start = adapted_walk(trainings, data, start)
+            start_tag = f"{_generated_fp(start)}-{start_tag}"
         for size in args.curve_sizes:
             if size == "0":  # no training: the pretrained walk as it is; none from scratch
-                tag = "" if start is SHIPPED else f":loo-{family.name}"
+                tag = "" if start is SHIPPED else f":{start_tag}"
+                if args.curve_from == "adapted":
+                    tag = f":adapted-{start_tag}"  # the table's adapted row, the same walk
                 untrained = Row(data, PRETRAINED_ROW, tag, start)
                 plan.append((data, "pretrained", size, untrained))
                 plan.append((data, "scratch", size, None))
                 continue
             tuned = finetuned_walk(trainings, data, start, size)
             tag = f":curve{size}-{start_tag}"
-            if size == "all":
+            if size == "all" and args.curve_from == "adapted":
+                tag = f":finetuned-adapted-{start_tag}"
+            elif size == "all":
                 tag = f":finetuned-{start_tag}"  # the table's fine-tuned row, from the LOO walk
             plan.append((data, "pretrained", size, Row(data, LEARNED_ROW, tag, tuned)))
             scratch = per_kg_walk(trainings, data, size)
@@ -822,7 +835,11 @@ def print_table(results: Sequence[SetResult], split: str, budget: int) -> None:
 
 
 def print_curves(points: Sequence[CurvePoint], sizes: Sequence[str], args) -> None:
-    start = "the shipped walk" if args.curve_from == "shipped" else "the leave-one-out walk"
+    start = {
+        "shipped": "the shipped walk",
+        "loo": "the leave-one-out walk",
+        "adapted": "the leave-one-out walk adapted to the set's KG without answers",
+    }[args.curve_from]
     print(
         f"\nlearning curves: split={args.split}, B={args.budget}; Hits@1 (coverage) after "
         f"fine-tuning on the first n training questions, from {start} and from scratch"
