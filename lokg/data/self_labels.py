@@ -21,7 +21,8 @@ answers) with
   path's relations at its length, so a self-labelled question teaches the hops the walk took,
   not the shortest path to the answer (without it, a 3-hop question whose answer is one hop
   away by another relation teaches a 1-hop walk: measured on PQ-3H val, Hits@1 0.82 -> 0.43);
-- the question's own text and topic entities.  Its gold answers are never read.
+- the question's own text and topic entities.  Its gold answers are never read, unless
+  ``answered`` says it is one of the questions a user answered: those keep their own.
 
 Which path (``path``): ``length`` (the default, chosen on val) first reads how many hops the
 walk believes the question asks for, ``h* = argmax_h P(|p| = h | q)`` from its stop
@@ -68,6 +69,8 @@ __all__ = ["SelfLabelSource", "resolve_newest_walk", "self_label"]
 TIE = 1e-4
 #: data.source.path: which answer and path label a question (module doc)
 LABEL_PATHS = ("likeliest", "length")
+#: data.source.answered: every question that has answers keeps them
+ANSWERED_ALL = "all"
 #: data.source.walk's default: the newest walk adapted or self-trained on the base set's graph
 NEWEST = "newest"
 
@@ -88,6 +91,10 @@ class SelfLabelSource(DatasetSource):
         min_prob: least ``P(a | q)`` of a kept question's top answer (0: every answered one).
         path: ``likeliest`` or ``length``: which answer and path label a question (module doc).
         max_hops: the walk's L.  val_fraction: share of the questions in val.  seed: the draw.
+        answered: how many of the questions (the first, in the base set's order: the ones
+            ``+data.train_limit=N`` trains on) keep their own answers and gold path instead of
+            the walk's, for a user who answered a few of their questions (0, the default:
+            no gold answer is read); ``all``: every question that has answers keeps them.
     """
 
     paper_setting = False
@@ -104,6 +111,7 @@ class SelfLabelSource(DatasetSource):
         max_hops: int = 3,
         val_fraction: float = 0.1,
         seed: int = 0,
+        answered: int | str = 0,
     ):
         if walk is None or not (Path(str(walk)) / META_FILE).is_file():
             said = " (train.py resolves it; here give the directory)" if walk == NEWEST else ""
@@ -126,6 +134,12 @@ class SelfLabelSource(DatasetSource):
             raise InputError(f"data.source.max_hops={max_hops}; expected a whole number >= 1")
         if not isinstance(val_fraction, int | float) or not 0.0 < val_fraction < 1.0:
             raise InputError(f"data.source.val_fraction={val_fraction}; expected 0 < x < 1")
+        if answered != ANSWERED_ALL and (
+            isinstance(answered, bool) or not isinstance(answered, int) or answered < 0
+        ):
+            raise InputError(
+                f"data.source.answered={answered!r}; expected a whole number >= 0 or {ANSWERED_ALL}"
+            )
         self.base = base
         self.walk = Path(str(walk)).resolve()
         name = name or base.source.name
@@ -136,6 +150,8 @@ class SelfLabelSource(DatasetSource):
         }  # fmt: skip
         if path != "likeliest":  # only then: the labels made before the option keep their name
             self.settings["path"] = path
+        if answered:  # likewise
+            self.settings["answered"] = answered
 
     def files(self) -> list[Path]:
         # the walk's weights are what labels the questions: a retrained walk, other labels
@@ -164,7 +180,11 @@ class SelfLabelSource(DatasetSource):
             by_length=False,
         )  # fmt: skip
         path = s.get("path", "likeliest")
-        labelled = [self_label(retriever, q, s["min_prob"], path) for q in asked]
+        keep = _answered(asked, s.get("answered", 0))
+        labelled = [
+            q if i in keep else self_label(retriever, q, s["min_prob"], path)
+            for i, q in enumerate(asked)
+        ]
         labelled = [q for q in labelled if q is not None]
         if len(labelled) < 2:
             raise InputError(
@@ -172,13 +192,21 @@ class SelfLabelSource(DatasetSource):
                 f"{len(asked)} questions with P >= {s['min_prob']}; training needs two at least"
             )
         train, val = split_off_val(labelled, s["val_fraction"], s["seed"])
+        gold = f"{len(keep)} with their own answers" if keep else "no gold answer read"
         report = (
             f"{self.name}: {len(labelled)} of {dm.source.name}'s {len(asked)} "
             f"{'/'.join(s['splits'])} questions labelled by {self.walk.parent.name}/"
-            f"{self.walk.name} ({path} path; no gold answer read)"
+            f"{self.walk.name} ({path} path; {gold})"
         )
         return RawDataset(dm.kg.own_part(), {"train": train, "val": val, "test": []},
                           presplit=True, reports=[report])  # fmt: skip
+
+
+def _answered(asked: Sequence[Question], answered: int | str) -> set[int]:
+    """The indices of the questions of ``asked`` that keep their own answers (``answered``:
+    the first N, or ``all``; only questions that have answers)."""
+    upto = len(asked) if answered == ANSWERED_ALL else int(answered)
+    return {i for i, q in enumerate(asked[:upto]) if q.answers}
 
 
 def resolve_newest_walk(cfg) -> None:

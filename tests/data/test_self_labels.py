@@ -196,3 +196,47 @@ def test_the_newest_walk_trained_without_answers_on_the_kg_is_the_one_used(tmp_p
     assert adapted_walk(tmp_path, "fp1") == selftrained
     assert adapted_walk(tmp_path, "fp2") is None
     assert walk_origin(selftrained).endswith("self_labels_x-2/qgat-abc")
+
+
+def test_answered_questions_keep_their_own_answers_and_the_rest_the_walks(tmp_path, monkeypatch):
+    """``data.source.answered=N``: the first N labelled questions (those +data.train_limit=N
+    trains on) keep their own answers and gold path, the others get the walk's; ``all``: every
+    question with answers keeps them; 0 (absent): none is read."""
+    import hydra
+
+    import lokg.embed
+    import lokg.taimr.walk.retriever
+
+    (tmp_path / "kg.tsv").write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in TO_ROME))
+    asked = [
+        {"id": f"q{i}", "question": f"where was ann 's parent born ? {i}",
+         "topic_entities": ["ann"], "answers": ["rome"]}
+        for i in range(3)
+    ]  # fmt: skip
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(q) + "\n" for q in asked))
+    base = [f"data.source.base.source.kg_path={tmp_path / 'kg.tsv'}",
+            f"data.source.base.source.questions_path={tmp_path / 'q.jsonl'}",
+            "data.source.base.split_ratios=[1.0,0.0,0.0]"]  # fmt: skip
+    cfg = compose_config("train", ["experiment=self_train_walk", *base], tmp_path)
+    dm = hydra.utils.instantiate(cfg.data.source.base)
+    walk = tmp_path / "qgat-w"
+    walk.mkdir()
+    (walk / META_FILE).write_text("{}")
+    at = _at_two_hops(("milan", math.log(0.5), TO_MILAN))
+    monkeypatch.setattr(lokg.embed, "SentenceEncoder", lambda: None)
+    monkeypatch.setattr(
+        lokg.taimr.walk.retriever, "build_learned", lambda *a, **k: StubAtLength(at)
+    )
+
+    def labels(answered) -> dict[str, tuple[str, ...]]:
+        raw = SelfLabelSource(base=dm, walk=str(walk), answered=answered).load()
+        return {q.id: q.answers for split in ("train", "val") for q in raw.questions[split]}
+
+    none_kept = labels(0)  # the base set is set up by the first load
+    order = [q.id for q in dm.questions["train"]]
+    first = order[0]
+    assert len(order) == 3 and none_kept == dict.fromkeys(order, ("milan",))
+    assert labels(1) == {q: ("rome",) if q == first else ("milan",) for q in order}
+    assert labels("all") == dict.fromkeys(order, ("rome",))
+    with pytest.raises(InputError, match=r"^data\.source\.answered=-1; expected a whole number"):
+        SelfLabelSource(base=dm, walk=str(walk), answered=-1)
