@@ -8,7 +8,7 @@
         [--rows zero-shot adapted self-trained fine-tuned per-kg]
         [--self-label-path likeliest|length]
     python bench/bench_zeroshot.py --curve [--curve-sizes 0 10 50 200 all]
-        [--curve-from shipped|loo|adapted] [--data <set> ...] [the options above]
+        [--curve-from shipped|loo|adapted|self-trained] [--data <set> ...] [the options above]
 
 **Families.** The pretrained walk trains on the members of ``configs/data/pretrain.yaml``
 (the bundled sets' train splits); they are grouped by what they share:
@@ -70,7 +70,11 @@ its own), from the pretrained walk (``model.init=pretrained``, the shipped walk,
 every bundled set's train split; ``--curve-from loo``: the leave-one-out walk of the set's
 first family, so nothing of the family was seen; ``--curve-from adapted``: that walk adapted
 to the set's KG first, as the table's adapted row, so a user's path from day one to their
-first answered questions) and from scratch (``model.init=scratch``).
+first answered questions) and from scratch (``model.init=scratch``).  ``--curve-from
+self-trained`` asks every training question and answers the first n: the adapted walk
+self-trained twice on all of them with those n keeping their gold answers
+(``+data.source.answered=n``; n = 0 is the table's self-trained row), for a user who has
+their questions and answered a few.
 0 questions: the pretrained walk as it is (no training); from scratch there is no walk
 (``-``). ``all``: the whole train split (from scratch: the per-KG walk of (d)). A size at or
 above the train split trains on all of it, under its own key. Last line
@@ -199,7 +203,7 @@ FAMILIES: dict[str, Family] = {
 #: the learning curves' default sets: one per family
 CURVE_SETS = ("pq3h", "pql3h", "webqsp_evidence_resplit", "cwq_evidence_resplit", "beyond_pq3h")
 CURVE_SIZES = ("0", "10", "50", "200", "all")
-CURVE_FROM = ("shipped", "loo", "adapted")
+CURVE_FROM = ("shipped", "loo", "adapted", "self-trained")
 #: the table's rows per set
 ZERO_SHOT, ADAPTED = "zero-shot", "adapted, no answers"
 SELF_TRAINED = "self-trained, no answers"
@@ -668,19 +672,26 @@ def adapted_walk(trainings: Trainings, data: str, start: Walk) -> Walk:
 
 
 def self_trained_walk(
-    trainings: Trainings, data: str, start: Walk, rounds: int = SELF_TRAIN_ROUNDS
+    trainings: Trainings,
+    data: str,
+    start: Walk,
+    rounds: int = SELF_TRAIN_ROUNDS,
+    answered: str = "0",
 ) -> Walk:
     """``start`` fine-tuned ``rounds`` times on ``data``'s own training questions as the walk
-    of the round before answers them (their gold answers never read:
-    ``experiment=self_train_walk``, lokg/data/self_labels.py), their labels' path as
-    ``trainings.label_path`` says."""
+    of the round before answers them (``experiment=self_train_walk``,
+    lokg/data/self_labels.py), their labels' path as ``trainings.label_path`` says; the first
+    ``answered`` questions keep their gold answers (``"0"``: none is read; ``"all"``)."""
     walk = start
     for r in range(1, rounds + 1):
         source = ["data=self_labels", f"data@data.source.base={data}"]
         source.append(f"data.source.walk={walk.ref}")
         if trainings.label_path is not None:
             source.append(f"data.source.path={trainings.label_path}")
-        label = f"{data} self-trained (round {r}) from {walk.label}"
+        if answered != "0":
+            source.append(f"+data.source.answered={answered}")
+        answers = "" if answered == "0" else f", {answered} answered"
+        label = f"{data} self-trained (round {r}{answers}) from {walk.label}"
         walk = trainings.walk(label, source, ["experiment=self_train_walk"], after=[walk])
     return walk
 
@@ -766,29 +777,37 @@ def curves(args, trainings: Trainings, evals: Evaluations, members) -> list[Curv
     for data in args.data or CURVE_SETS:
         family = next(f for f in FAMILIES.values() if data in f.sets)
         start = SHIPPED
-        if args.curve_from in ("loo", "adapted"):
+        if args.curve_from != "shipped":
             start = loo_walk(trainings, family, args.pool, members, args.pretrain)
         trainings.transe(_set_data(data))  # the curves' walks are all answered on data=<set>
         start_tag = "shipped" if start is SHIPPED else f"loo-{family.name}"
-        if args.curve_from == "adapted":
+        if args.curve_from in ("adapted", "self-trained"):
             start = adapted_walk(trainings, data, start)
             start_tag = f"{_generated_fp(start)}-{start_tag}"
         for size in args.curve_sizes:
-            if size == "0":  # no training: the pretrained walk as it is; none from scratch
+            if args.curve_from == "self-trained":  # every question asked, the first n answered
+                walk = self_trained_walk(trainings, data, start, answered=size)
+                answered = "" if size == "0" else f"answered{size}-"  # 0: the table's row
+                tag = f":selftrained{SELF_TRAIN_ROUNDS}-{answered}{_generated_fp(walk)}"
+                tag += f"-loo-{family.name}"
+                plan.append((data, "pretrained", size, Row(data, PRETRAINED_ROW, tag, walk)))
+            elif size == "0":  # no training: the pretrained walk as it is; none from scratch
                 tag = "" if start is SHIPPED else f":{start_tag}"
                 if args.curve_from == "adapted":
                     tag = f":adapted-{start_tag}"  # the table's adapted row, the same walk
                 untrained = Row(data, PRETRAINED_ROW, tag, start)
                 plan.append((data, "pretrained", size, untrained))
+            else:
+                tuned = finetuned_walk(trainings, data, start, size)
+                tag = f":curve{size}-{start_tag}"
+                if size == "all" and args.curve_from == "adapted":
+                    tag = f":finetuned-adapted-{start_tag}"
+                elif size == "all":
+                    tag = f":finetuned-{start_tag}"  # the table's fine-tuned row, from the LOO walk
+                plan.append((data, "pretrained", size, Row(data, LEARNED_ROW, tag, tuned)))
+            if size == "0":
                 plan.append((data, "scratch", size, None))
                 continue
-            tuned = finetuned_walk(trainings, data, start, size)
-            tag = f":curve{size}-{start_tag}"
-            if size == "all" and args.curve_from == "adapted":
-                tag = f":finetuned-adapted-{start_tag}"
-            elif size == "all":
-                tag = f":finetuned-{start_tag}"  # the table's fine-tuned row, from the LOO walk
-            plan.append((data, "pretrained", size, Row(data, LEARNED_ROW, tag, tuned)))
             scratch = per_kg_walk(trainings, data, size)
             tag = "" if size == "all" else f":curve{size}-scratch"
             plan.append((data, "scratch", size, Row(data, LEARNED_ROW, tag, scratch)))
@@ -839,6 +858,8 @@ def print_curves(points: Sequence[CurvePoint], sizes: Sequence[str], args) -> No
         "shipped": "the shipped walk",
         "loo": "the leave-one-out walk",
         "adapted": "the leave-one-out walk adapted to the set's KG without answers",
+        "self-trained": "that walk adapted, then self-trained on every training question "
+        "(the first n answered)",
     }[args.curve_from]
     print(
         f"\nlearning curves: split={args.split}, B={args.budget}; Hits@1 (coverage) after "

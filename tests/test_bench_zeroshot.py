@@ -245,6 +245,26 @@ def test_a_dry_run_prints_every_command_and_trains_nothing(tmp_path):
     assert not list(tmp_path.glob("artifacts/**/qgat-*"))
 
 
+@pytest.mark.slow
+def test_the_curve_with_a_few_answered_self_trains_on_every_question(tmp_path):
+    """``--curve-from self-trained``: per size, the adapted walk self-trained twice on every
+    training question, the first n answered in both rounds (n = 0: none, the table's
+    self-trained row); from scratch on n as the other curves."""
+    proc = _run(
+        tmp_path, "--dry-run", "--curve", "--curve-from", "self-trained", "--curve-sizes", "0",
+        "50", "--data", "pql2h", "--pool", "pq2h", "pql2h",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    train = [x for x in proc.stdout.splitlines() if x.startswith("train: ")]
+    rounds = [x for x in train if "experiment=self_train_walk" in x]
+    assert len(rounds) == 4 and all("data@data.source.base=pql2h" in x for x in rounds)
+    assert [x.count("+data.source.answered=50") for x in rounds] == [0, 0, 1, 1]
+    assert "'data.source.walk=<pql2h adapted from walk pretrained without pql>'" in rounds[2]
+    assert "(round 2, 50 answered) from pql2h self-trained (round 1, 50 answered)" in rounds[3]
+    scratch = [x for x in train if "walk from scratch on 50 questions, pql2h" in x]
+    assert len(scratch) == 1 and "+data.train_limit=50" in scratch[0]
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     """The bench on PQL-2H (first 5 val questions) with two-batch trainings, twice, then its
