@@ -71,10 +71,10 @@ every bundled set's train split; ``--curve-from loo``: the leave-one-out walk of
 first family, so nothing of the family was seen; ``--curve-from adapted``: that walk adapted
 to the set's KG first, as the table's adapted row, so a user's path from day one to their
 first answered questions) and from scratch (``model.init=scratch``).  ``--curve-from
-self-trained`` asks every training question and answers the first n: the adapted walk
-self-trained twice on all of them with those n keeping their gold answers
-(``+data.source.answered=n``; n = 0 is the table's self-trained row), for a user who has
-their questions and answered a few.
+self-trained`` asks every training question and answers the first n: the left-out walk
+fine-tuned on those n, then self-trained twice from it on all of them, the n keeping their
+gold answers (``+data.source.answered=n``); n = 0 is the table's self-trained row (from the
+adapted walk).  For a user who has their questions and answered a few.
 0 questions: the pretrained walk as it is (no training); from scratch there is no walk
 (``-``). ``all``: the whole train split (from scratch: the per-KG walk of (d)). A size at or
 above the train split trains on all of it, under its own key. Last line
@@ -776,9 +776,9 @@ def curves(args, trainings: Trainings, evals: Evaluations, members) -> list[Curv
     plan: list[tuple[str, str, str, Row | None]] = []
     for data in args.data or CURVE_SETS:
         family = next(f for f in FAMILIES.values() if data in f.sets)
-        start = SHIPPED
+        start = loo = SHIPPED
         if args.curve_from != "shipped":
-            start = loo_walk(trainings, family, args.pool, members, args.pretrain)
+            start = loo = loo_walk(trainings, family, args.pool, members, args.pretrain)
         trainings.transe(_set_data(data))  # the curves' walks are all answered on data=<set>
         start_tag = "shipped" if start is SHIPPED else f"loo-{family.name}"
         if args.curve_from in ("adapted", "self-trained"):
@@ -786,7 +786,10 @@ def curves(args, trainings: Trainings, evals: Evaluations, members) -> list[Curv
             start_tag = f"{_generated_fp(start)}-{start_tag}"
         for size in args.curve_sizes:
             if args.curve_from == "self-trained":  # every question asked, the first n answered
-                walk = self_trained_walk(trainings, data, start, answered=size)
+                # the teacher: the adapted walk without answers (the table's self-trained
+                # row), else the left-out walk fine-tuned on the n answered
+                teacher = start if size == "0" else finetuned_walk(trainings, data, loo, size)
+                walk = self_trained_walk(trainings, data, teacher, answered=size)
                 answered = "" if size == "0" else f"answered{size}-"  # 0: the table's row
                 tag = f":selftrained{SELF_TRAIN_ROUNDS}-{answered}{_generated_fp(walk)}"
                 tag += f"-loo-{family.name}"
@@ -858,8 +861,8 @@ def print_curves(points: Sequence[CurvePoint], sizes: Sequence[str], args) -> No
         "shipped": "the shipped walk",
         "loo": "the leave-one-out walk",
         "adapted": "the leave-one-out walk adapted to the set's KG without answers",
-        "self-trained": "that walk adapted, then self-trained on every training question "
-        "(the first n answered)",
+        "self-trained": "that walk fine-tuned on the first n, then self-trained on every "
+        "training question (the n answered; n=0: from the adapted walk)",
     }[args.curve_from]
     print(
         f"\nlearning curves: split={args.split}, B={args.budget}; Hits@1 (coverage) after "

@@ -247,9 +247,10 @@ def test_a_dry_run_prints_every_command_and_trains_nothing(tmp_path):
 
 @pytest.mark.slow
 def test_the_curve_with_a_few_answered_self_trains_on_every_question(tmp_path):
-    """``--curve-from self-trained``: per size, the adapted walk self-trained twice on every
-    training question, the first n answered in both rounds (n = 0: none, the table's
-    self-trained row); from scratch on n as the other curves."""
+    """``--curve-from self-trained``: per size, the walk fine-tuned on the first n answered
+    questions self-trained twice from it on every training question, the n answered in both
+    rounds (n = 0: the adapted walk, none answered, the table's self-trained row); from
+    scratch on n as the other curves."""
     proc = _run(
         tmp_path, "--dry-run", "--curve", "--curve-from", "self-trained", "--curve-sizes", "0",
         "50", "--data", "pql2h", "--pool", "pq2h", "pql2h",
@@ -259,7 +260,10 @@ def test_the_curve_with_a_few_answered_self_trains_on_every_question(tmp_path):
     rounds = [x for x in train if "experiment=self_train_walk" in x]
     assert len(rounds) == 4 and all("data@data.source.base=pql2h" in x for x in rounds)
     assert [x.count("+data.source.answered=50") for x in rounds] == [0, 0, 1, 1]
-    assert "'data.source.walk=<pql2h adapted from walk pretrained without pql>'" in rounds[2]
+    teacher = "pql2h fine-tuned from walk pretrained without pql on 50 questions"
+    assert f"'data.source.walk=<{teacher}>'" in rounds[2]
+    (tuned,) = [x for x in train if x.startswith(f"train: {teacher}: ")]
+    assert "+data.train_limit=50" in tuned and train.index(tuned) < train.index(rounds[2])
     assert "(round 2, 50 answered) from pql2h self-trained (round 1, 50 answered)" in rounds[3]
     scratch = [x for x in train if "walk from scratch on 50 questions, pql2h" in x]
     assert len(scratch) == 1 and "+data.train_limit=50" in scratch[0]
