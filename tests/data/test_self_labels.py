@@ -210,7 +210,7 @@ def test_answered_questions_keep_their_own_answers_and_the_rest_the_walks(tmp_pa
     (tmp_path / "kg.tsv").write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in TO_ROME))
     asked = [
         {"id": f"q{i}", "question": f"where was ann 's parent born ? {i}",
-         "topic_entities": ["ann"], "answers": ["rome"]}
+         "topic_entities": ["ann"], "answers": ["rome"], "gold_path": TO_ROME}
         for i in range(3)
     ]  # fmt: skip
     (tmp_path / "q.jsonl").write_text("".join(json.dumps(q) + "\n" for q in asked))
@@ -228,15 +228,19 @@ def test_answered_questions_keep_their_own_answers_and_the_rest_the_walks(tmp_pa
         lokg.taimr.walk.retriever, "build_learned", lambda *a, **k: StubAtLength(at)
     )
 
-    def labels(answered) -> dict[str, tuple[str, ...]]:
+    def labels(answered) -> dict[str, tuple]:
         raw = SelfLabelSource(base=dm, walk=str(walk), answered=answered).load()
-        return {q.id: q.answers for split in ("train", "val") for q in raw.questions[split]}
+        return {
+            q.id: (q.answers, q.gold_path)
+            for split in ("train", "val") for q in raw.questions[split]
+        }  # fmt: skip
 
+    own, walks = (("rome",), tuple(TO_ROME)), (("milan",), tuple(TO_MILAN))
     none_kept = labels(0)  # the base set is set up by the first load
     order = [q.id for q in dm.questions["train"]]
     first = order[0]
-    assert len(order) == 3 and none_kept == dict.fromkeys(order, ("milan",))
-    assert labels(1) == {q: ("rome",) if q == first else ("milan",) for q in order}
-    assert labels("all") == dict.fromkeys(order, ("rome",))
+    assert len(order) == 3 and none_kept == dict.fromkeys(order, walks)
+    assert labels(1) == {q: own if q == first else walks for q in order}
+    assert labels("all") == dict.fromkeys(order, own)
     with pytest.raises(InputError, match=r"^data\.source\.answered=-1; expected a whole number"):
         SelfLabelSource(base=dm, walk=str(walk), answered=-1)
