@@ -152,7 +152,7 @@ def main() -> int:
                     bench="bench_budget_curve",
                     configuration=method,
                     dataset=args.data,
-                    config_hash=keys[method],
+                    config_hash=keys[method].hash,
                     numbers={
                         str(r["budget"]): {k: r[k] for k in ("coverage", "hits@1", "mean_tokens")}
                         for r in curve

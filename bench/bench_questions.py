@@ -149,7 +149,7 @@ def record_test(ledger, cfg, row, data, numbers, settings, reason) -> int:
         bench="bench_questions",
         configuration=row,
         dataset=data,
-        config_hash=ledger_key(cfg),
+        config_hash=ledger_key(cfg).hash,
         numbers=numbers,
         settings=settings,
         rerun_reason=reason,
@@ -167,7 +167,7 @@ def chain_hits1(data, split, budget, ledger, reason) -> tuple[float, str]:
     """The default row's Hits@1 on a chain set: the ledger's when on test and recorded."""
     cfg = config(data, DEFAULT_ROW, split, budget)
     if split == "test":
-        found = [(n, e) for n, e in ledger.lines() if e["config_hash"] == ledger_key(cfg)]
+        found = ledger.find(ledger_key(cfg))
         if found and not reason:
             n, e = found[-1]
             return float(e["numbers"]["hits@1"]), f"{LEDGER.name}:{n}"

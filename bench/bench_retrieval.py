@@ -317,7 +317,7 @@ def main() -> int:
                     bench="bench_retrieval",
                     configuration=row,
                     dataset=data,
-                    config_hash=ledger_key(cfg),
+                    config_hash=ledger_key(cfg).hash,
                     numbers={k: result[k] for k in ("hits@1", "coverage", "tokens", "n")},
                     settings={"budget": args.budget, "group_by": args.group_by},
                     rerun_reason=args.rerun_test,

@@ -527,29 +527,37 @@ class Evaluations:
     def measure(self, rows: Sequence[Row]) -> dict[Row, Measured]:
         """Every row's numbers; on test the ledger is checked for all before any is measured."""
         cfgs = {row: compose(row.data, self.overrides(row)) for row in rows}
-        keys = {row: ledger_key(cfg) for row, cfg in cfgs.items()}
+        keys = {
+            row: ledger_key(cfg, datamodule=self._dm(row.data, cfg)) for row, cfg in cfgs.items()
+        }
         cited: dict[str, Measured] = {}
         if self.split == "test":
             for row in rows:
-                if keys[row] in cited or keys[row] in self._done:
+                if keys[row].hash in cited or keys[row].hash in self._done:
                     continue
-                earlier = [(n, e) for n, e in self.ledger.lines() if e["config_hash"] == keys[row]]
+                earlier = self.ledger.find(keys[row])
                 if earlier and not self.rerun:  # measured once: its line is cited
                     n, e = earlier[-1]
-                    cited[keys[row]] = Measured(ledger_groups(e["numbers"]), f"{LEDGER.name}:{n}")
+                    cited[keys[row].hash] = Measured(
+                        ledger_groups(e["numbers"]), f"{LEDGER.name}:{n}"
+                    )
                 else:
                     what = f"{row.bench_row}{row.tag} on {row.data} ({row.walk.name})"
                     self.ledger.check(keys[row], what, self.rerun)
         self._done.update(cited)
         for row, cfg in cfgs.items():
-            if keys[row] not in self._done:
-                self._done[keys[row]] = self._measure(row, cfg, keys[row])
-        return {row: self._done[keys[row]] for row in rows}
+            if keys[row].hash not in self._done:
+                self._done[keys[row].hash] = self._measure(row, cfg, keys[row].hash)
+        return {row: self._done[keys[row].hash] for row in rows}
+
+    def _dm(self, data: str, cfg: DictConfig):
+        """``data``'s datamodule, prepared once."""
+        if data not in self._dms:
+            self._dms[data] = load_datamodule(cfg)
+        return self._dms[data]
 
     def _measure(self, row: Row, cfg: DictConfig, key: str) -> Measured:
-        if row.data not in self._dms:
-            self._dms[row.data] = load_datamodule(cfg)
-        dm = self._dms[row.data]
+        dm = self._dm(row.data, cfg)
         groups = question_groups(dm, split_questions(dm, self.split, self.limit))
         per = group_metrics(run(cfg)["records"], groups)
         cite = ""

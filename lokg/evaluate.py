@@ -25,10 +25,17 @@ import pytorch_lightning as pl
 from omegaconf import DictConfig, OmegaConf
 
 from lokg.artifacts import config_key
-from lokg.assemble import RunSettings, prepared_datamodule, run_settings
+from lokg.assemble import (
+    RunSettings,
+    graph_artifacts,
+    prepared_datamodule,
+    retriever_plan,
+    run_settings,
+)
 from lokg.config import instantiate_list, resolve_seed
 from lokg.console import configure_console, format_stats
 from lokg.data.splits import SPLITS
+from lokg.eval.ledger import LedgerKey
 from lokg.eval.metrics import NO_GOLD, aggregate
 from lokg.eval.records import DEFAULT_MAX_HOPS, question_record
 from lokg.eval.results import ResultsWriter
@@ -40,6 +47,7 @@ from lokg.paper_settings import departures
 from lokg.pipeline import LOKG
 from lokg.show import evidence_view, find_question, log_view, write_page
 from lokg.taimr.walk.artifact import walk_origin
+from lokg.taimr.walk.retriever import by_length_in_effect
 from lokg.typing import Question
 
 log = logging.getLogger(__name__)
@@ -79,11 +87,23 @@ def run_key(cfg: DictConfig, provenance: dict | None = None) -> str:
     return config_key(_strip_machine(plain), provenance or {})
 
 
-def ledger_key(cfg: DictConfig, ignore: Sequence[str] = ()) -> str:
+#: config keys added after the test ledger began, with the value at which a run is what it
+#: was before the key existed: at that value (``auto`` resolved, :func:`_in_effect`) the key
+#: is left out of the ledger's hash, so a configuration keeps the lines recorded before it
+NEUTRAL_KEYS = {("retriever", "by_length"): False}
+
+
+def ledger_key(cfg: DictConfig, ignore: Sequence[str] = (), datamodule=None) -> LedgerKey:
     """The test ledger's hash of a configuration (:mod:`lokg.eval.ledger`): :func:`run_key`'s
     config keys without machine paths, the walk model named by its directory only, and no
     artifact identities (a retrained configuration is the same configuration); ``ignore``
-    leaves top-level keys out (a budget curve is one configuration over every ``budget``)."""
+    leaves top-level keys out (a budget curve is one configuration over every ``budget``).
+
+    A key of :data:`NEUTRAL_KEYS` enters as the run takes it (``retriever.by_length: auto``
+    resolved for the run's walk and graph: ``datamodule``, prepared when ``None``) and not
+    at all at its neutral value; the hash with the value as written (how lines were keyed
+    on 2026-12-07, when ``by_length`` was added) is an earlier hash of the same configuration.
+    """
     skip = {*_ARTIFACT_KEYS, *ignore}
     resolved = OmegaConf.to_container(cfg, resolve=True)
     plain = {k: resolved.get(k) for k in _RUN_KEYS if k not in skip}
@@ -92,7 +112,45 @@ def ledger_key(cfg: DictConfig, ignore: Sequence[str] = ()) -> str:
         for key in ("model_dir", "rerank"):  # artifacts by directory name, not machine path
             if retriever.get(key):
                 retriever[key] = Path(str(retriever[key])).name
-    return config_key(_strip_machine(plain))
+    written = config_key(_strip_machine(plain))
+    changed = False
+    for (node, key), neutral in NEUTRAL_KEYS.items():
+        part = plain.get(node)
+        if not isinstance(part, dict) or key not in part:
+            continue
+        value = _in_effect(cfg, node, key, datamodule)
+        if value == neutral:
+            del part[key]
+        else:
+            part[key] = value
+        changed = True
+    if not changed:
+        return LedgerKey(written)
+    canonical = config_key(_strip_machine(plain))
+    return LedgerKey(canonical, () if canonical == written else (written,))
+
+
+#: (data config, walk directory, SCOS) -> by_length in effect: one graph load per dataset
+_IN_EFFECT: dict[str, object] = {}
+
+
+def _in_effect(cfg: DictConfig, node: str, key: str, datamodule=None):
+    """``cfg.<node>.<key>`` as a run takes it: ``retriever.by_length: auto`` resolved for the
+    run's walk on the run's graph (SCOS's, as the retriever walks it:
+    :func:`lokg.taimr.walk.retriever.by_length_in_effect`); any other value as written."""
+    value = cfg[node][key]
+    if (node, key) != ("retriever", "by_length") or value != "auto":
+        return value
+    plan = retriever_plan(cfg.retriever)
+    if "model_dir" not in plan.needs:
+        return value
+    walk = cfg.retriever.get("model_dir")
+    memo = config_key(cfg.data, walk, cfg.get("scos"), cfg.get("scos_dir"))
+    if memo not in _IN_EFFECT:
+        dm = datamodule if datamodule is not None else prepared_datamodule(cfg)
+        art = graph_artifacts(cfg, dm, plan)
+        _IN_EFFECT[memo] = by_length_in_effect(value, art.walk_dir, art.kg)
+    return _IN_EFFECT[memo]
 
 
 def support_hops(cfg: DictConfig) -> int:

@@ -84,7 +84,7 @@ def test_a_second_test_report_is_refused_before_anything_is_measured(bench, tmp_
     monkeypatch.setattr(bench, "measure_row", must_not_run)
     cfg = bench.row_config("pq2h", "paper", "test", 128)
     TestLedger(ledger).append(
-        LedgerEntry("bench_retrieval", "paper", "pq2h", ledger_key(cfg), {"hits@1": 0.5})
+        LedgerEntry("bench_retrieval", "paper", "pq2h", ledger_key(cfg).hash, {"hits@1": 0.5})
     )
     argv = ["bench_retrieval.py", "--data", "pq2h", "--rows", "paper", "--split", "test"]
     monkeypatch.setattr(sys, "argv", argv)

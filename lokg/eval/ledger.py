@@ -9,7 +9,9 @@ configuration whose hash already has a line unless the caller gives a reason
 
 The hash (:func:`lokg.evaluate.ledger_key`) covers the composed config without machine
 paths, but not the trained artifacts: retraining the same configuration and measuring its
-test split again is a rerun.
+test split again is a rerun.  A config key added later at the value that runs as before it
+existed leaves the hash as it was; the hashes a configuration had meanwhile are its
+:attr:`LedgerKey.earlier` hashes, and their lines are its lines too.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from lokg.errors import InputError
 
-__all__ = ["LedgerEntry", "TestLedger", "git_commit"]
+__all__ = ["LedgerEntry", "LedgerKey", "TestLedger", "git_commit"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,19 @@ class LedgerEntry:
     date: str = ""
     commit: str = ""
     rerun_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class LedgerKey:
+    """A configuration's ledger hash (:func:`lokg.evaluate.ledger_key`), recorded in the lines
+    it appends, and the hashes the same configuration was recorded under before
+    (``earlier``: while a config key that leaves its runs unchanged was in the hash)."""
+
+    hash: str
+    earlier: tuple[str, ...] = ()
+
+    def matches(self, config_hash: str) -> bool:
+        return config_hash == self.hash or config_hash in self.earlier
 
 
 def git_commit(cwd: str | os.PathLike | None = None) -> str:
@@ -101,10 +116,15 @@ class TestLedger:
             out.append((lineno, entry))
         return out
 
-    def check(self, config_hash: str, what: str, rerun_reason: str | None = None) -> None:
-        """Refuse a second test report of ``config_hash`` without a reason: an
+    def find(self, key: LedgerKey | str) -> list[tuple[int, dict]]:
+        """The lines that report ``key``'s configuration (under any of its hashes)."""
+        key = key if isinstance(key, LedgerKey) else LedgerKey(key)
+        return [(n, e) for n, e in self.lines() if key.matches(e["config_hash"])]
+
+    def check(self, key: LedgerKey | str, what: str, rerun_reason: str | None = None) -> None:
+        """Refuse a second test report of ``key``'s configuration without a reason: an
         :class:`~lokg.errors.InputError` naming ``what`` and the earlier line."""
-        earlier = [(n, e) for n, e in self.lines() if e["config_hash"] == config_hash]
+        earlier = self.find(key)
         if earlier and not (rerun_reason and rerun_reason.strip()):
             n, e = earlier[-1]
             raise InputError(

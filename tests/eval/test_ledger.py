@@ -53,3 +53,18 @@ def test_a_corrupt_ledger_line_is_named(tmp_path):
     path.write_text("{not json\n")
     with pytest.raises(InputError, match=r"test_ledger.jsonl:1: invalid JSON"):
         TestLedger(path).lines()
+
+
+def test_a_configurations_earlier_hash_finds_its_lines(tmp_path):
+    """A configuration recorded under the hash it had before a neutral key left it
+    (:class:`LedgerKey`'s ``earlier``) is the same configuration: found and refused."""
+    from lokg.eval.ledger import LedgerKey
+
+    ledger = TestLedger(tmp_path / "test_ledger.jsonl")
+    ledger.append(entry("old"))
+    ledger.append(entry("other"))
+    key = LedgerKey("new", earlier=("old",))
+    assert [n for n, _ in ledger.find(key)] == [1]
+    assert ledger.find(LedgerKey("new")) == [] and [n for n, _ in ledger.find("other")] == [2]
+    with pytest.raises(InputError, match=r"test_ledger.jsonl:1"):
+        ledger.check(key, "learned on pq2h")

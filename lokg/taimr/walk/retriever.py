@@ -26,6 +26,7 @@ the configured fallback retriever answers instead and the result says so
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 from pathlib import Path
@@ -53,6 +54,7 @@ from lokg.taimr.walk.anchors import (
 )
 from lokg.taimr.walk.artifact import (
     ADAPTED_PREFIXES,
+    META_FILE,
     RELATION_TABLE_FILE,
     load_walk_network,
     recorded_architecture,
@@ -75,6 +77,7 @@ __all__ = [
     "WalkModel",
     "WalkRetriever",
     "build_learned",
+    "by_length_in_effect",
     "learned_these_answers",
     "length_log_probs",
 ]
@@ -504,6 +507,21 @@ def learned_these_answers(model_dir: Path, same_vocabulary: bool) -> bool:
     return same_vocabulary and not model_dir.parent.name.startswith(ADAPTED_PREFIXES)
 
 
+def same_relations(meta: dict, kg: KnowledgeGraph) -> bool:
+    """Whether the walk whose metadata is ``meta`` (``qgat.json``) was trained on ``kg`` (its
+    own part): the same graph, or the same relation vocabulary."""
+    return meta.get("kg_fingerprint") == kg.fingerprint() or meta.get("relations") == list(
+        kg.relations.labels
+    )
+
+
+def by_length_in_effect(by_length: bool | str, model_dir: str | os.PathLike, kg) -> bool:
+    """What ``retriever.by_length`` comes to for the walk in ``model_dir`` on ``kg``
+    (:func:`build_learned`'s resolution of ``auto``), read from the walk's metadata only."""
+    meta = json.loads((Path(model_dir) / META_FILE).read_text(encoding="utf-8"))
+    return _resolve_by_length(by_length, Path(model_dir), same_relations(meta, kg.own_part()))
+
+
 def _resolve_by_length(by_length: bool | str, model_dir: Path, same_vocabulary: bool) -> bool:
     """``retriever.by_length``: ``auto`` on unless the walk learned this KG's answers."""
     if by_length == "auto":
@@ -567,11 +585,9 @@ def build_learned(
     # vocabulary it was trained on (per-question subgraphs share it); TransE's must have the
     # expected shape; anything else (another KG) leaves the TransE part zero
     transe = None
-    same_vocabulary = meta.get("kg_fingerprint") == kg.fingerprint() or meta.get(
-        "relations"
-    ) == list(kg.relations.labels)
-    by_length = _resolve_by_length(by_length, Path(model_dir), same_vocabulary)
-    if a["relation_source"] == "learned" and same_vocabulary:
+    same = same_relations(meta, kg)
+    by_length = _resolve_by_length(by_length, Path(model_dir), same)
+    if a["relation_source"] == "learned" and same:
         transe = np.load(Path(model_dir) / RELATION_TABLE_FILE)
     elif a["relation_source"] == "fixed" and relation_embeddings is not None:
         shape_ok = relation_embeddings.shape == (kg.num_relations, a["transe_dim"])
