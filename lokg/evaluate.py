@@ -113,19 +113,14 @@ def ledger_key(cfg: DictConfig, ignore: Sequence[str] = (), datamodule=None) -> 
             if retriever.get(key):
                 retriever[key] = Path(str(retriever[key])).name
     written = config_key(_strip_machine(plain))
-    changed = False
     for (node, key), neutral in NEUTRAL_KEYS.items():
         part = plain.get(node)
-        if not isinstance(part, dict) or key not in part:
-            continue
-        value = _in_effect(cfg, node, key, datamodule)
-        if value == neutral:
-            del part[key]
-        else:
-            part[key] = value
-        changed = True
-    if not changed:
-        return LedgerKey(written)
+        if isinstance(part, dict) and key in part:
+            value = _in_effect(cfg, node, key, datamodule)
+            if value == neutral:
+                del part[key]
+            else:
+                part[key] = value
     canonical = config_key(_strip_machine(plain))
     return LedgerKey(canonical, () if canonical == written else (written,))
 
