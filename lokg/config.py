@@ -143,6 +143,7 @@ class TrainConfig(_JobConfig):
     train: bool = True
     test: bool = True
     ckpt_path: str | None = None
+    keep_checkpoints: bool = False
     scos_warn_contradiction: float = 0.05
     transe_import: TransEImportConfig = field(default_factory=TransEImportConfig)
 

@@ -138,7 +138,10 @@ def _run(cfg: DictConfig, sigterm: preemption.StopOnSigterm) -> dict:
             print(line, flush=True)
     with preemption.keeps_finished_fit(trainer, resume, sigterm):  # test and export
         result["metrics"] = _tested(cfg, datamodule, model, trainer)
-        result.update(_exported(cfg, datamodule, fit, trainer, seed))
+        exported = _exported(cfg, datamodule, fit, trainer, seed)
+        result.update(exported)
+    if exported and not cfg.get("keep_checkpoints", False):
+        train_stages.drop_checkpoints(trainer)  # the artifact holds the weights now
     if resume is not None and trainer.is_global_zero:
         preemption.discard(resume)  # done: the same command trains afresh
     result["trainer"] = trainer

@@ -111,6 +111,36 @@ class ExportedCheckpoint:
         return f"{what}: exporting the last epoch, {self.epoch} ({why})"
 
 
+def drop_checkpoints(trainer: pl.Trainer) -> list[Path]:
+    """Delete the checkpoint files this fit's ``ModelCheckpoint`` wrote (its best, its top k,
+    its last) once the stage's artifact is exported, and its directory when that leaves it
+    empty; print one line with what was freed. Files it did not write are left alone (a
+    ``dirpath`` shared with other runs stays as it was).
+
+    Returns:
+        the deleted files.
+    """
+    cb = trainer.checkpoint_callback
+    if cb is None or not trainer.is_global_zero:
+        return []
+    named = {getattr(cb, "best_model_path", ""), getattr(cb, "last_model_path", "")}
+    named |= set(getattr(cb, "best_k_models", {}) or {})
+    files = sorted(Path(f) for f in named if f and Path(f).is_file())
+    size = sum(f.stat().st_size for f in files)
+    for f in files:
+        f.unlink()
+    dirpath = getattr(cb, "dirpath", None)
+    if files and dirpath and Path(dirpath).is_dir() and not any(Path(dirpath).iterdir()):
+        Path(dirpath).rmdir()
+    if files:
+        print(
+            f"checkpoints: {len(files)} deleted from {files[0].parent} ({size / 2**20:.0f} MB; "
+            "the artifact holds the weights; keep_checkpoints=true keeps them)",
+            flush=True,
+        )
+    return files
+
+
 @contextmanager
 def _published(cfg: DictConfig, datamodule, kind: str, out: Path, what: str) -> Iterator[Path]:
     """Fill the stage directory ``out`` atomically (the ``with`` body writes into the

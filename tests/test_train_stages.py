@@ -24,6 +24,7 @@ from lokg.models.transe_module import TransEModule
 from lokg.taimr.topology import gat_log_attention
 from lokg.train_stages import (
     GraphArtifacts,
+    drop_checkpoints,
     restore_best_checkpoint,
     run_gat_stage,
     run_scos_stage,
@@ -123,6 +124,27 @@ def test_scos_stage_exports_the_best_transe_epoch(
         assert meta["checkpoint"] == "last.ckpt"
     assert torch.load(out / "transe.ckpt", weights_only=False)["epoch"] == epoch
     assert f"exporting the {selected}" in capsys.readouterr().out
+
+
+def test_the_fits_own_checkpoints_go_once_its_artifact_is_exported(tmp_path, capsys):
+    """``keep_checkpoints: false`` (train.py's default): after the export, the files the
+    fit's ModelCheckpoint wrote (best epoch_000.ckpt and last.ckpt here) are deleted; a file
+    it did not write, in the same directory, stays, and so does the directory."""
+    kg = toy_kg.parents()
+    model = _transe(kg)
+    loaders = (DataLoader(kg.triples, batch_size=4), DataLoader(kg.triples, batch_size=5))
+    trainer, _ = _fit(model, tmp_path, loaders, "val/fake")
+    ckpts = tmp_path / "checkpoints"
+    assert sorted(f.name for f in ckpts.iterdir()) == ["epoch_000.ckpt", "last.ckpt"]
+    (ckpts / "another_run.ckpt").write_bytes(b"not this fit's")
+
+    deleted = drop_checkpoints(trainer)
+
+    assert sorted(f.name for f in deleted) == ["epoch_000.ckpt", "last.ckpt"]
+    assert [f.name for f in ckpts.iterdir()] == ["another_run.ckpt"]
+    assert "checkpoints: 2 deleted" in capsys.readouterr().out
+    (ckpts / "another_run.ckpt").unlink()
+    assert drop_checkpoints(trainer) == [] and ckpts.is_dir()  # nothing of its own left
 
 
 # tests/scos/test_contradiction.py's films: directed_by and written_by share f1-f3, agree on
