@@ -159,6 +159,7 @@ from lokg.taimr.walk.artifact import (
     PRETRAINED_DIR,
     hashed_targets,
     pretrained_walk,
+    read_walk_meta,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -308,7 +309,7 @@ def trained_walk(cfg: DictConfig) -> Path | None:
             continue
         check_directory(d, ["config.yaml", META_FILE])
         if same_training(OmegaConf.load(d / "config.yaml"), cfg):
-            meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
+            meta = read_walk_meta(d)
             found.append((meta.get("best_value") or 0.0, (d / META_FILE).stat().st_mtime_ns, d))
     return max(found)[-1] if found else None
 

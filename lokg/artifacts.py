@@ -63,10 +63,10 @@ from lokg.taimr.walk.artifact import (
     adapted_walk,
     hashed_targets,
     pretrained_walk,
+    read_walk_meta,
     walk_models,
 )
 from lokg.taimr.walk.artifact import KIND as WALK_KIND
-from lokg.taimr.walk.artifact import META_FILE as WALK_META_FILE
 from lokg.typing import IdArray
 
 KINDS = ("scos", "gat", WALK_KIND, "rerank")
@@ -435,7 +435,7 @@ def _find_walk_model(art: GraphArtifacts, datamodule, walk_dir: str | None) -> N
             "no pretrained walk; run `python train.py experiment=train_walk data=...` first, "
             "or give retriever.model_dir=<a qgat-* directory>"
         )
-    meta = json.loads((checked(art.walk_dir) / WALK_META_FILE).read_text(encoding="utf-8"))
+    meta = read_walk_meta(checked(art.walk_dir))
     if walk_dir is None and meta["kg_fingerprint"] != walked.fingerprint():
         raise ValueError(
             f"{art.walk_dir}: the walk model was trained on another graph (kg fingerprint "

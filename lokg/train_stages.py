@@ -583,14 +583,14 @@ def start_walk_switches(init: str) -> dict:
     """``{key: value}`` of :data:`INHERITED_KEYS` as the walk ``model.init`` names recorded
     them (``{}`` for ``scratch``, or when this install ships no pretrained walk:
     :func:`init_from_pretrained` then says so)."""
-    from lokg.taimr.walk.artifact import META_FILE, recorded_architecture
+    from lokg.taimr.walk.artifact import META_FILE, read_walk_meta, recorded_architecture
 
     if init == "scratch":
         return {}
     start = _start_walk(init)
     if start is None or not (start / META_FILE).is_file():
         return {}
-    a = recorded_architecture(json.loads((start / META_FILE).read_text(encoding="utf-8")))
+    a = recorded_architecture(read_walk_meta(start))
     return {k: a[k] for k in INHERITED_KEYS}
 
 
@@ -602,9 +602,9 @@ def init_from_pretrained(model) -> None:
     name only).  One line when this install ships no pretrained walk, or one of another
     architecture."""
     from lokg.taimr.walk.artifact import (
-        META_FILE,
         MODEL_FILE,
         QUESTION_ENCODER_DELTA,
+        read_walk_meta,
         recorded_architecture,
     )
 
@@ -615,7 +615,7 @@ def init_from_pretrained(model) -> None:
             "model.init=pretrained: this install ships no pretrained walk "
             "(lokg/resources/walk/pretrained); use model.init=scratch"
         )
-    a = recorded_architecture(json.loads((shipped / META_FILE).read_text(encoding="utf-8")))
+    a = recorded_architecture(read_walk_meta(shipped))
     mine = model.architecture()
     differ = [
         f"{k}={mine[k]!r} (shipped: {a.get(k)!r})" for k in _SHAPE_KEYS if a.get(k) != mine[k]
@@ -784,12 +784,12 @@ def _joint_items(cfg: DictConfig, datamodule, embedder, art: GraphArtifacts) -> 
 def prepare_rerank(cfg: DictConfig, datamodule, embedder) -> RerankInputs:
     """The walk's artifacts (``model.walk_dir``, else the default walk model of this graph)
     and the answer GAT's training items and sizes."""
-    from lokg.taimr.walk.artifact import META_FILE, recorded_architecture
+    from lokg.taimr.walk.artifact import read_walk_meta, recorded_architecture
 
     art = load_graph_artifacts(
         cfg, datamodule, need_gat=False, need_walk=True, walk_dir=cfg.model.get("walk_dir")
     )
-    walk = recorded_architecture(json.loads((art.walk_dir / META_FILE).read_text("utf-8")))
+    walk = recorded_architecture(read_walk_meta(art.walk_dir))
     if walk["transe_dim"] != cfg.model.transe_dim:
         raise ValueError(
             f"model.transe_dim={cfg.model.transe_dim}, but the walk {art.walk_dir.name} has "

@@ -12,12 +12,14 @@ from omegaconf import OmegaConf
 
 from lokg.artifacts import config_key
 from lokg.config import DEPRECATED_OPTIONS, warn_deprecated_options
+from lokg.errors import InputError
 from lokg.taimr.walk.artifact import (
     KIND,
     META_FILE,
     MOVED_TARGETS,
     default_walk_settings,
     hashed_targets,
+    read_walk_meta,
     walk_models,
 )
 from lokg.train_stages import training_key
@@ -91,3 +93,26 @@ def test_deprecated_names_compose_the_new_config_with_one_line(make_cfg, caplog,
         make_cfg(job, [f"{group}={new}"])[node]
     )
     assert warn_deprecated_options({group: new}) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (None, "no such file"),
+        ('{"architecture": ', "not JSON"),
+        ("[1, 2]", "expected a JSON object, got list"),
+    ],
+)
+def test_a_walk_meta_that_cannot_be_read_is_one_line_naming_the_file(tmp_path, text, says):
+    if text is not None:
+        (tmp_path / META_FILE).write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_walk_meta(tmp_path)
+    line = str(err.value)
+    assert line.startswith(str(tmp_path / META_FILE)) and says in line and "\n" not in line
+
+
+def test_read_walk_meta_is_the_qgat_json_written(tmp_path):
+    body = {"architecture": {"node_dim": 4}, "kg_fingerprint": "abc"}
+    (tmp_path / META_FILE).write_text(json.dumps(body), encoding="utf-8")
+    assert read_walk_meta(tmp_path) == body

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
+from lokg.errors import InputError
 from lokg.manifest import check_directory
 from lokg.nn.question_encoder import QuestionLM
 from lokg.taimr.walk.net import WalkNet
@@ -54,6 +55,7 @@ __all__ = [
     "hashed_targets",
     "load_walk_network",
     "pretrained_walk",
+    "read_walk_meta",
     "recorded_architecture",
     "save_walk_network",
     "walk_models",
@@ -155,6 +157,25 @@ def hashed_targets(node: Any) -> Any:
     return node
 
 
+def read_walk_meta(directory: str | os.PathLike) -> dict:
+    """The walk artifact ``directory``'s metadata, its ``qgat.json`` (:data:`META_FILE`):
+    ``architecture``, ``kg_fingerprint``, ``relations``, ``embedder``, the exported epoch.
+
+    Raises:
+        InputError: one line naming the file when it is missing or not a JSON object.
+    """
+    path = Path(directory) / META_FILE
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file; {directory} is not a walk artifact") from None
+    except (ValueError, UnicodeDecodeError) as e:  # JSONDecodeError is a ValueError
+        raise InputError(f"{path}: not JSON ({e})") from None
+    if not isinstance(meta, dict):
+        raise InputError(f"{path}: expected a JSON object, got {type(meta).__name__}")
+    return meta
+
+
 def recorded_architecture(meta: dict) -> dict:
     """``qgat.json``'s ``architecture``, with :data:`ARCHITECTURE_DEFAULTS` for switches an
     older export does not record."""
@@ -192,7 +213,7 @@ def load_walk_network(directory: Path) -> tuple[WalkNet, dict, QuestionLM | None
     once per directory: per-question-subgraph datasets build a retriever per question),
     after the directory's manifest check (:func:`lokg.manifest.check_directory`)."""
     check_directory(directory)
-    meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+    meta = read_walk_meta(directory)
     a = recorded_architecture(meta)
     net = WalkNet(
         a["node_dim"],
@@ -252,7 +273,7 @@ def walk_models(
         model = OmegaConf.load(cfg_path).get("model")
         trained = {} if model is None else OmegaConf.to_container(model, resolve=True)
         trained = hashed_targets(trained)
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = read_walk_meta(d)
         if fingerprint is not None and meta.get("kg_fingerprint") != fingerprint:
             continue
         if all(trained.get(k) == v for k, v in want.items()):
@@ -275,7 +296,7 @@ def adapted_walk(data_root: Path, fingerprint: str) -> Path | None:
         meta_path, cfg_path = d / META_FILE, d / "config.yaml"
         if not (meta_path.is_file() and cfg_path.is_file()):
             continue
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = read_walk_meta(d)
         if meta.get("kg_fingerprint") != fingerprint:
             continue
         check_directory(d, ["config.yaml", META_FILE])  # only the candidates

@@ -26,7 +26,6 @@ the configured fallback retriever answers instead and the result says so
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 from pathlib import Path
@@ -54,9 +53,9 @@ from lokg.taimr.walk.anchors import (
 )
 from lokg.taimr.walk.artifact import (
     ADAPTED_PREFIXES,
-    META_FILE,
     RELATION_TABLE_FILE,
     load_walk_network,
+    read_walk_meta,
     recorded_architecture,
 )
 from lokg.taimr.walk.graph import WalkGraph, walk_graph
@@ -518,7 +517,7 @@ def same_relations(meta: dict, kg: KnowledgeGraph) -> bool:
 def by_length_in_effect(by_length: bool | str, model_dir: str | os.PathLike, kg) -> bool:
     """What ``retriever.by_length`` comes to for the walk in ``model_dir`` on ``kg``
     (:func:`build_learned`'s resolution of ``auto``), read from the walk's metadata only."""
-    meta = json.loads((Path(model_dir) / META_FILE).read_text(encoding="utf-8"))
+    meta = read_walk_meta(model_dir)
     return _resolve_by_length(by_length, Path(model_dir), same_relations(meta, kg.own_part()))
 
 

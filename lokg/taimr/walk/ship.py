@@ -33,6 +33,7 @@ from lokg.taimr.walk.artifact import (
     QUESTION_ENCODER_DELTA,
     QUESTION_ENCODER_DIR,
     SHIPPED_FILES,
+    read_walk_meta,
 )
 
 __all__ = ["MAX_SHIPPED_MB", "ship"]
@@ -78,7 +79,7 @@ def ship(source: str | os.PathLike, dest: str | os.PathLike = PRETRAINED_DIR) ->
     size = sum((source / f).stat().st_size for f in SHIPPED_FILES)
     if size > MAX_SHIPPED_MB * 2**20:
         raise InputError(f"{source}: {size / 2**20:.1f} MB to ship; at most {MAX_SHIPPED_MB} MB")
-    meta = json.loads((source / META_FILE).read_text(encoding="utf-8"))
+    meta = read_walk_meta(source)
     config = OmegaConf.to_container(OmegaConf.load(source / "config.yaml"), resolve=False)
     members = sorted(((config.get("data") or {}).get("source") or {}).get("members") or {})
     record = {
