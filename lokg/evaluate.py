@@ -16,6 +16,7 @@ way and one WARNING line counts them. 2 is a mistake in the input (nothing is as
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from collections.abc import Sequence
@@ -90,7 +91,7 @@ def run_key(cfg: DictConfig, provenance: dict | None = None) -> str:
 #: config keys added after the test ledger began, with the value at which a run is what it
 #: was before the key existed: at that value (``auto`` resolved, :func:`_in_effect`) the key
 #: is left out of the ledger's hash, so a configuration keeps the lines recorded before it
-NEUTRAL_KEYS = {("retriever", "by_length"): False}
+NEUTRAL_KEYS = {("retriever", "by_length"): False, ("retriever", "anchor_answers"): "scored"}
 
 
 def ledger_key(cfg: DictConfig, ignore: Sequence[str] = (), datamodule=None) -> LedgerKey:
@@ -100,9 +101,12 @@ def ledger_key(cfg: DictConfig, ignore: Sequence[str] = (), datamodule=None) -> 
     leaves top-level keys out (a budget curve is one configuration over every ``budget``).
 
     A key of :data:`NEUTRAL_KEYS` enters as the run takes it (``retriever.by_length: auto``
-    resolved for the run's walk and graph: ``datamodule``, prepared when ``None``) and not
-    at all at its neutral value; the hash with the value as written (how lines were keyed
-    on 2026-12-07, when ``by_length`` was added) is an earlier hash of the same configuration.
+    resolved for the run's walk and graph, ``retriever.anchor_answers`` for the split's
+    questions: ``datamodule``, prepared when ``None``) and not at all at its neutral value.
+    Earlier hashes of the same configuration: the config as written, with the keys added
+    after each earlier one left out when they are at their neutral value here (so lines keyed
+    on 2026-12-07 with ``by_length`` written, before ``anchor_answers`` existed, are found
+    for a split where ``anchor_answers`` changes nothing).
     """
     skip = {*_ARTIFACT_KEYS, *ignore}
     resolved = OmegaConf.to_container(cfg, resolve=True)
@@ -112,17 +116,30 @@ def ledger_key(cfg: DictConfig, ignore: Sequence[str] = (), datamodule=None) -> 
         for key in ("model_dir", "rerank"):  # artifacts by directory name, not machine path
             if retriever.get(key):
                 retriever[key] = Path(str(retriever[key])).name
-    written = config_key(_strip_machine(plain))
-    for (node, key), neutral in NEUTRAL_KEYS.items():
-        part = plain.get(node)
-        if isinstance(part, dict) and key in part:
-            value = _in_effect(cfg, node, key, datamodule)
-            if value == neutral:
-                del part[key]
-            else:
-                part[key] = value
-    canonical = config_key(_strip_machine(plain))
-    return LedgerKey(canonical, () if canonical == written else (written,))
+    keys = [(n, k, v) for (n, k), v in NEUTRAL_KEYS.items() if k in (plain.get(n) or {})]
+    in_effect = [_in_effect(cfg, n, k, datamodule) for n, k, _ in keys]
+    neutral = [value == v for value, (_, _, v) in zip(in_effect, keys, strict=True)]
+    earlier = []
+    for i in range(1, len(keys) + 1):  # as written until the i-th key, without the later
+        if all(neutral[i:]):
+            earlier.append(config_key(_strip_machine(_without(plain, keys[i:]))))
+    canonical = copy.deepcopy(plain)
+    for (node, key, _), value, is_neutral in zip(keys, in_effect, neutral, strict=True):
+        if is_neutral:
+            del canonical[node][key]
+        else:
+            canonical[node][key] = value
+    canonical_hash = config_key(_strip_machine(canonical))
+    earlier = [h for h in dict.fromkeys(earlier) if h != canonical_hash]
+    return LedgerKey(canonical_hash, tuple(earlier))
+
+
+def _without(plain: dict, keys) -> dict:
+    """``plain`` without ``keys`` (``(node, key, neutral)``), copied."""
+    out = copy.deepcopy(plain)
+    for node, key, _ in keys:
+        out[node].pop(key, None)
+    return out
 
 
 #: (data config, walk directory, SCOS) -> by_length in effect: one graph load per dataset
@@ -132,8 +149,11 @@ _IN_EFFECT: dict[str, object] = {}
 def _in_effect(cfg: DictConfig, node: str, key: str, datamodule=None):
     """``cfg.<node>.<key>`` as a run takes it: ``retriever.by_length: auto`` resolved for the
     run's walk on the run's graph (SCOS's, as the retriever walks it:
-    :func:`lokg.taimr.walk.retriever.by_length_in_effect`); any other value as written."""
+    :func:`lokg.taimr.walk.retriever.by_length_in_effect`), ``retriever.anchor_answers``
+    by :func:`_anchor_answers_in_effect`; any other value as written."""
     value = cfg[node][key]
+    if (node, key) == ("retriever", "anchor_answers"):
+        return _anchor_answers_in_effect(cfg, value, datamodule)
     if (node, key) != ("retriever", "by_length") or value != "auto":
         return value
     plan = retriever_plan(cfg.retriever)
@@ -145,6 +165,21 @@ def _in_effect(cfg: DictConfig, node: str, key: str, datamodule=None):
         dm = datamodule if datamodule is not None else prepared_datamodule(cfg)
         art = graph_artifacts(cfg, dm, plan)
         _IN_EFFECT[memo] = by_length_in_effect(value, art.walk_dir, art.kg)
+    return _IN_EFFECT[memo]
+
+
+def _anchor_answers_in_effect(cfg: DictConfig, value: str, datamodule=None) -> str:
+    """``retriever.anchor_answers`` as the run takes it: ``last`` reorders only the join of
+    several anchors, so with ``retriever.anchors=union``, or on a split where no question
+    names two topic entities, it is the neutral ``scored``."""
+    if value == "scored" or cfg.retriever.get("anchors", "join") != "join":
+        return "scored"
+    memo = config_key("anchor_answers", cfg.data, cfg.get("split"))
+    if memo not in _IN_EFFECT:
+        dm = datamodule if datamodule is not None else prepared_datamodule(cfg)
+        questions = dm.questions.get(cfg.get("split"), [])
+        several = any(len(q.topic_entities) > 1 for q in questions)
+        _IN_EFFECT[memo] = value if several else "scored"
     return _IN_EFFECT[memo]
 
 

@@ -175,9 +175,12 @@ class SelfLabelSource(DatasetSource):
                 f"data.source.splits={s['splits']}: {dm.source.name} has no question there "
                 "(a questions file without answers puts every question in test: splits=[test])"
             )
-        retriever = build_learned(  # by_length off: `likeliest` is the walk's own ranking
+        # by_length off: `likeliest` is the walk's own ranking; anchor_answers as when the
+        # labels were measured (taimr.md item 32: `last` for labels is not measured yet, and
+        # the cached label sets are keyed by these settings, not by the retriever's)
+        retriever = build_learned(
             dm.kg, SentenceEncoder(), self.walk, max_hops=s["max_hops"], fallback="none",
-            by_length=False,
+            by_length=False, anchor_answers="scored",
         )  # fmt: skip
         path = s.get("path", "likeliest")
         keep = _answered(asked, s.get("answered", 0))

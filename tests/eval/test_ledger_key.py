@@ -1,6 +1,7 @@
 """The test ledger's hash of a configuration (:func:`lokg.evaluate.ledger_key`): a config key
 added later (:data:`lokg.evaluate.NEUTRAL_KEYS`) leaves the hash as it was at the value that
-runs as before it existed, with ``auto`` resolved for the run's walk and graph."""
+runs as before it existed, with ``auto`` resolved for the run's walk and graph and
+``anchor_answers`` for the split's questions."""
 
 from __future__ import annotations
 
@@ -16,23 +17,29 @@ from lokg.evaluate import ledger_key
 from lokg.kg.graph import KnowledgeGraph
 from lokg.taimr.walk.artifact import META_FILE
 from lokg.taimr.walk.retriever import by_length_in_effect
+from lokg.typing import Question
 
 
 @pytest.fixture
 def learned(tmp_path, monkeypatch):
     """``evaluate`` composed for PQ-2H with ``retriever=learned`` and a walk directory; one
-    ``by_length`` per call."""
+    ``by_length`` and one ``anchor_answers`` per call (``None``: the configuration as it was
+    before the key existed; ``anchor_answers`` is left out unless given)."""
     monkeypatch.setenv("LOKG_ROOT", str(tmp_path))
     walk = tmp_path / "pq2h-4c95efd5fe48" / "qgat-1"
 
-    def compose(by_length: str | None):
+    def compose(by_length: str | None, anchor_answers: str | None = None):
         over = ["data=pq2h", "retriever=learned", "split=test", f"retriever.model_dir={walk}"]
         cfg = compose_config("evaluate", over, str(tmp_path))
         with open_dict(cfg):
-            if by_length is None:  # the configuration as it was before the key existed
+            if by_length is None:
                 del cfg.retriever["by_length"]
             else:
                 cfg.retriever.by_length = {"true": True, "false": False}.get(by_length, by_length)
+            if anchor_answers is None:
+                del cfg.retriever["anchor_answers"]
+            else:
+                cfg.retriever.anchor_answers = anchor_answers
         return cfg
 
     return compose
@@ -85,3 +92,45 @@ def test_by_length_in_effect_reads_the_walks_vocabulary_and_dataset(tmp_path):
     assert by_length_in_effect("auto", other, kg) is True and not by_length_in_effect(
         False, other, kg
     )
+
+
+def _split_of(*topic_sets):
+    """A test double of a prepared datamodule: its test split's questions, one per set of
+    topic entities."""
+    qs = [Question(f"q{i}", "?", ("x",), tuple(t)) for i, t in enumerate(topic_sets)]
+    return SimpleNamespace(questions={"test": qs})
+
+
+def test_anchor_answers_is_neutral_on_a_split_without_two_topic_entities(learned, monkeypatch):
+    """``last`` reorders only a join of several anchors: on a split whose questions name one
+    topic entity each it keys as before the key existed, and the lines keyed with
+    ``by_length`` written and no ``anchor_answers`` (2026-12-07) are an earlier hash."""
+    monkeypatch.setattr(evaluate, "_IN_EFFECT", {})
+    chains = _split_of(["a"], ["b"])
+    last = ledger_key(learned("false", "last"), datamodule=chains)
+    assert last.hash == ledger_key(learned(None)).hash  # neither key: the hash of before
+    assert ledger_key(learned("false")).hash == last.hash
+    assert set(ledger_key(learned("false")).earlier) < set(last.earlier)
+    assert ledger_key(learned("false", "scored")).hash == last.hash
+
+
+def test_anchor_answers_on_a_split_that_joins_is_a_new_configuration(learned, monkeypatch):
+    """A question naming two topic entities: ``last`` enters the hash, and the lines keyed
+    before it existed (measured as ``scored``) are not earlier hashes of it."""
+    monkeypatch.setattr(evaluate, "_IN_EFFECT", {})
+    joins = _split_of(["a"], ["a", "b"])
+    last = ledger_key(learned("false", "last"), datamodule=joins)
+    before = ledger_key(learned("false"))
+    assert last.hash != before.hash
+    assert before.hash not in last.earlier and not set(before.earlier) & set(last.earlier)
+    monkeypatch.setattr(evaluate, "_IN_EFFECT", {})
+    scored = ledger_key(learned("false", "scored"), datamodule=joins)
+    assert scored.hash == before.hash
+    union = learned("false", "last")
+    with open_dict(union):
+        union.retriever.anchors = "union"  # no join: last changes nothing
+    monkeypatch.setattr(evaluate, "_IN_EFFECT", {})
+    no_join = ledger_key(union, datamodule=joins)
+    with open_dict(union):
+        del union.retriever["anchor_answers"]
+    assert no_join.hash == ledger_key(union).hash

@@ -304,3 +304,45 @@ def test_the_retriever_ranks_by_the_join_and_sends_every_anchors_path(kg):
     assert all(p.entities[0] in {kg.entities["ann"], kg.entities["male"]} for p in union.paths)
     with pytest.raises(ValueError, match="retriever.anchors must be one of"):
         WalkRetriever(kg, embedder, model, anchors="both")
+
+
+class ChainReadingWalkModel(ScriptedWalkModel):
+    """A test double of a walk that reads the constraint's relation as one more hop of the
+    chain: every view takes children, gender^-1 or sex alike, and goes on past hop 1."""
+
+    def hop_log_probs(self, text, topic=None):
+        self.views.append(text)
+        return hops(self.kg, {"children": 0.3, "gender^-1": 0.3, "sex": 0.3}, stop=0.1)
+
+
+def test_an_anchor_the_join_reaches_ranks_after_every_other_answer():
+    """ "which son of ann is male 's holder ?": ann -children-> cal -sex-> male, and male
+    -gender^-1-> cal -sex-> male back to itself, so the join supports the constraint's value
+    ``male`` from both anchors and ranks it above the answer cal (``scored``, as before);
+    ``anchor_answers="last"`` puts every anchor after every other answer, and changes no
+    score."""
+    from lokg.taimr.walk.retriever import WalkRetriever
+    from lokg.typing import Question
+
+    from .conftest import KeywordEncoder
+
+    sexes = [("cal", "sex", "male"), ("fay", "sex", "male"), ("dee", "sex", "female")]
+    kg = KnowledgeGraph.from_labeled_triples(TRIPLES + sexes)
+    q = Question("c", "which son of ann is male 's holder ?", ("cal",), ("ann", "male"))
+
+    def answers(mode):
+        r = WalkRetriever(
+            kg, KeywordEncoder(model_id="test/keywords"), ChainReadingWalkModel(kg), max_hops=2,
+            beam_width=16, anchor_answers=mode,
+        )  # fmt: skip
+        return [(a.label, a.score) for a in r.retrieve(q).answers]
+
+    scored, last = answers("scored"), answers("last")
+    assert [a for a, _ in scored[:2]] == ["male", "cal"]  # the constraint's value first
+    assert [a for a, _ in last[:2]] == ["cal", "bob"]
+    assert last[-2:] == sorted((x for x in scored if x[0] in ("ann", "male")), key=lambda x: -x[1])
+    assert sorted(last) == sorted(scored)  # the same answers, the same scores
+    with pytest.raises(ValueError, match="retriever.anchor_answers must be one of"):
+        WalkRetriever(
+            kg, KeywordEncoder(model_id="t"), ChainReadingWalkModel(kg), anchor_answers="x"
+        )

@@ -40,6 +40,7 @@ from lokg.taimr.walk.graph import WalkGraph
 from lokg.taimr.walk.search import answers_of, beam_search
 
 __all__ = [
+    "ANCHOR_ANSWERS",
     "ANCHOR_MARK",
     "ANCHOR_MODES",
     "UNSUPPORTED_LOG_PROB",
@@ -62,6 +63,10 @@ UNSUPPORTED_LOG_PROB = -1000.0
 #: ``retriever.anchors``: the join of this module, or the walk before it (every topic entity
 #: walks with the whole question; answers merged by logsumexp over the topics)
 ANCHOR_MODES = ("join", "union")
+
+#: ``retriever.anchor_answers``: in the join, an answer that is one of the anchors ranks
+#: ``last`` (after every other) or as ``scored`` (by its joined score, as before 2026-12-07)
+ANCHOR_ANSWERS = ("last", "scored")
 
 #: what replaces the walked anchor's mention in its view of the question (a token the
 #: sentence encoder's tokenizer keeps whole)

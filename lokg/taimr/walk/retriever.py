@@ -16,7 +16,12 @@ question and ranks the answers any anchor's beam found by the join of every anch
 support (:mod:`lokg.taimr.walk.anchors`): ``log P(a | q) = sum_k log P_k(a | q)``, an
 anchor without a path to ``a`` counting :data:`~lokg.taimr.walk.anchors.UNSUPPORTED_LOG_PROB`
 (the product's limit: more supporting anchors rank first); each answer's context holds the
-path from every anchor that supports it.  One topic entity: as above, unchanged.
+path from every anchor that supports it.  An answer that is itself one of the joined anchors
+ranks after every other (``anchor_answers="last"``, the default of ``retriever=learned``): a
+question that names two entities asks for a third (of the bundled sets' 2,940 training
+questions with several topic entities, one is answered by one of them), while a walk that
+reads the constraint's relation as one more hop of the chain ends on the constraint's value,
+which is an anchor (docs/design/taimr.md item 32).  One topic entity: as above, unchanged.
 
 When retrieval finds no path (no topic in the graph's walk, or the model's walk is empty),
 the configured fallback retriever answers instead and the result says so
@@ -45,6 +50,7 @@ from lokg.retrieval import (
     triples_of_paths,
 )
 from lokg.taimr.walk.anchors import (
+    ANCHOR_ANSWERS,
     ANCHOR_MODES,
     AnchorPath,
     anchor_view,
@@ -235,6 +241,9 @@ class WalkRetriever(Retriever):
             ``log P(a, |p| = h* | q)``, each with its best path of that length, then the
             others as before; under ``normalization="vocabulary"`` and without the join of
             several anchors only (elsewhere it changes nothing).
+        anchor_answers: in the join of several anchors, ``"last"``: an answer that is one of
+            the anchors ranks after every other (module doc); ``"scored"``: by its joined
+            score like any other, as before 2026-12-07.
     """
 
     name = "learned"
@@ -256,8 +265,14 @@ class WalkRetriever(Retriever):
         anchors: str = "join",
         reranker: Reranker | None = None,
         by_length: bool = False,
+        anchor_answers: str = "scored",
     ):
         self.by_length = bool(by_length)
+        if anchor_answers not in ANCHOR_ANSWERS:
+            raise ValueError(
+                f"retriever.anchor_answers must be one of {ANCHOR_ANSWERS}, got {anchor_answers!r}"
+            )
+        self.anchor_answers = anchor_answers
         if anchors not in ANCHOR_MODES:
             raise ValueError(f"retriever.anchors must be one of {ANCHOR_MODES}, got {anchors!r}")
         self.anchors = anchors
@@ -446,7 +461,8 @@ class WalkRetriever(Retriever):
             paths = [self._anchor_path(p, final, s) for p in j.paths]
             support_paths[j.entity] = paths
             ranked.append(RankedAnswer(j.entity, self.kg.entities.label(j.entity), final, paths[0]))
-        ranked.sort(key=lambda x: (-x.score, x.entity))
+        last = {t.entity for t in topics} if self.anchor_answers == "last" else set()
+        ranked.sort(key=lambda x: (x.entity in last, -x.score, x.entity))
         paths = [p for r in ranked[:k] for p in support_paths[r.entity]]
         return RetrievalResult(self.kg, triples_of_paths(paths), ranked, paths, topics, unknown)
 
@@ -547,6 +563,7 @@ def build_learned(
     rerank: str | None = None,
     rerank_weight: float | None = None,
     by_length: bool | str = "auto",
+    anchor_answers: str = "last",
 ) -> WalkRetriever:
     """``retriever=learned``: the trained walk model from ``model_dir`` (a ``qgat-*/``
     artifact) on ``kg``.  ``relation_embeddings`` are ``kg``'s TransE e_r (after SCOS); on a
@@ -562,7 +579,9 @@ def build_learned(
     path length the walk believes first (:class:`WalkRetriever`); ``"auto"``: for a walk not
     trained on this KG's answered questions (the shipped walk, one trained on another graph,
     or one adapted or self-trained here without answers, ``kg_chains_*`` / ``self_labels_*``),
-    not for the KG's own walk (chosen on val: taimr.md item 30).
+    not for the KG's own walk (chosen on val: taimr.md item 30). ``anchor_answers``: what
+    the join of several anchors does with an answer that is one of them
+    (:class:`WalkRetriever`).
 
     The walk takes every triple in both directions by itself, so it walks ``kg``'s own part
     (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`): an added inverse edge
@@ -606,6 +625,7 @@ def build_learned(
     return WalkRetriever(
         kg, embedder, model, max_hops, k_top, k_max, beam_width, max_fanout,
         both_directions, lambda_q, fb, anchors=anchors, reranker=reranker, by_length=by_length,
+        anchor_answers=anchor_answers,
     )  # fmt: skip
 
 
