@@ -574,14 +574,11 @@ def build_learned(
     walk before issue 28, an ablation; ``+retriever.anchors=union``). ``rerank``: the answer
     GAT that re-scores the walk's candidates (issue 28 §3): ``"default"`` (the one trained on
     ``model_dir``'s candidates with the default settings) or a ``rerank-*`` directory;
-    ``None`` (the default): none.
-    ``rerank_weight``: omega (``None``: the artifact's). ``by_length``: the answers of the
-    path length the walk believes first (:class:`WalkRetriever`); ``"auto"``: for a walk not
-    trained on this KG's answered questions (the shipped walk, one trained on another graph,
-    or one adapted or self-trained here without answers, ``kg_chains_*`` / ``self_labels_*``),
-    not for the KG's own walk (chosen on val: taimr.md item 30). ``anchor_answers``: what
-    the join of several anchors does with an answer that is one of them
-    (:class:`WalkRetriever`).
+    ``None`` (the default): none. ``rerank_weight``: omega (``None``: the artifact's).
+    ``by_length`` and ``anchor_answers``: :class:`WalkRetriever`'s; ``by_length="auto"``:
+    on for a walk not trained on this KG's answered questions (the shipped walk, one trained
+    on another graph, or one adapted or self-trained here without answers, ``kg_chains_*`` /
+    ``self_labels_*``), off for the KG's own walk (chosen on val: taimr.md item 30).
 
     The walk takes every triple in both directions by itself, so it walks ``kg``'s own part
     (:meth:`~lokg.kg.graph.KnowledgeGraph.own_part`): an added inverse edge
