@@ -142,7 +142,8 @@ def _without(plain: dict, keys) -> dict:
     return out
 
 
-#: (data config, walk directory, SCOS) -> by_length in effect: one graph load per dataset
+#: (data config, walk directory, SCOS) -> by_length in effect: one graph load per dataset;
+#: ("anchor_answers", data config, split) -> anchor_answers in effect
 _IN_EFFECT: dict[str, object] = {}
 
 
