@@ -44,7 +44,11 @@ def results_of(run_dir: Path) -> list[dict]:
 
 
 def test_offline_stages_write_versioned_artifacts(trained):
-    _, transe, gat = trained
+    root, transe, gat = trained
+    # each run's Lightning checkpoints (here in one shared outputs/checkpoints) went once its
+    # artifact was written (keep_checkpoints: false)
+    assert len(list(root.glob("outputs/csv/version_*"))) == 4
+    assert not list((root / "outputs").rglob("*.ckpt"))  # the artifacts keep their copies
     scos_dir, gat_dir = transe["scos_dir"], gat["gat_dir"]
     assert (scos_dir / "scos" / "mapping.npy").is_file()
     assert (scos_dir / "relation_embeddings.npy").is_file() and (scos_dir / "transe.ckpt").is_file()
