@@ -44,9 +44,11 @@ def test_default_walk_keys_are_those_before_the_move(make_cfg):
 
 
 def test_learned_retriever_key_is_the_one_before_the_move(make_cfg):
-    """``retriever.by_length`` (2026-12-07) changed the ranking, so it names a new
-    configuration; the rest of the retriever's config keeps the key it had before the move."""
-    cfg = make_cfg("evaluate", ["experiment=lokg", "data=pq2h", "~retriever.by_length"])
+    """``retriever.by_length`` and ``retriever.anchor_answers`` (2026-12-07) changed the
+    ranking, so they name a new configuration; the rest of the retriever's config keeps the
+    key it had before the move."""
+    added = ["~retriever.by_length", "~retriever.anchor_answers"]
+    cfg = make_cfg("evaluate", ["experiment=lokg", "data=pq2h", *added])
     assert cfg.retriever._target_ == "lokg.taimr.walk.retriever.build_learned"
     assert config_key(cfg.retriever) == KEY_BEFORE_MOVE["retriever"]
     now = make_cfg("evaluate", ["experiment=lokg", "data=pq2h"])
