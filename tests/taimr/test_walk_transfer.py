@@ -1,14 +1,16 @@
 """The pretrained walk's transfer switches (docs/design/taimr.md item 27): the component
-vocabulary, the token coverage, the stop match, the name-free key."""
+vocabulary, the token coverage, the stop match, the name-free key, the stop gate."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 import torch
 
 from lokg.kg.graph import KnowledgeGraph
-from lokg.taimr.walk.net import WalkNet
+from lokg.taimr.walk.net import WalkNet, hop_distribution
 from lokg.taimr.walk.vocabulary import ComponentVocabulary
 
 from .conftest import DIM
@@ -129,6 +131,42 @@ def test_stop_match_and_stop_context_set_the_stop_logit():
     assert grad is not None and not grad.any()
     with pytest.raises(ValueError, match="stop_context=False needs stop_match=True"):
         _net(stop_context=False)
+
+
+def test_hop_distribution_with_the_stop_gate_by_hand():
+    """stop_gate: P_t(stop) = sigmoid(s_t), P_t(r) = (1 - sigmoid(s_t)) softmax_r l_t(r) for
+    t >= 1; hop 0 has no stop.  Two relations with logits (0, log 3) and s_1 = log 4:
+    P(stop) = 4/5, P(r) = 1/5 * (1/4, 3/4).  The softmax's stop, 4 / (1 + 3 + 4) = 1/2."""
+    logits = torch.tensor([[[0.0, math.log(3)], [0.0, math.log(3)]]])  # [B=1, L=2, V=2]
+    stop = torch.tensor([[7.0, math.log(4)]])  # s_0 is never read
+    lp, sp = hop_distribution(logits, stop, gate=True)
+    assert torch.allclose(lp[0, 0].exp(), torch.tensor([0.25, 0.75]))
+    assert sp[0, 0] == float("-inf")
+    assert float(sp[0, 1].exp()) == pytest.approx(0.8)
+    assert torch.allclose(lp[0, 1].exp(), torch.tensor([0.05, 0.15]))
+    _, soft = hop_distribution(logits, stop)
+    assert float(soft[0, 1].exp()) == pytest.approx(0.5)
+
+
+def test_the_stop_gate_keeps_stop_as_the_vocabulary_grows():
+    """The same relations, each three times over (the best name match is unchanged): under
+    the softmax the relations' mass triples and stop's probability falls, as the zero-shot
+    walk's did on PQL's 726 step relations against PQ's 26 (taimr.md item 33); under the
+    gate it does not move."""
+    net = _net(stop_match=True, stop_context=False, stop_gate=True)
+    q, tokens = torch.randn(1, DIM), torch.randn(1, 3, DIM)
+    few = torch.randn(4, 4 + DIM + 1)
+    many = torch.cat([few, few, few])  # the same names thrice: max cos is unchanged
+    with torch.no_grad():
+        _, stop_few = net.hop_log_probs(few, q, tokens)
+        _, stop_many = net.hop_log_probs(many, q, tokens)
+        net.stop_gate = False
+        _, soft_few = net.hop_log_probs(few, q, tokens)
+        _, soft_many = net.hop_log_probs(many, q, tokens)
+    assert torch.allclose(stop_few[0, 1:], stop_many[0, 1:])
+    assert float(soft_many[0, 1]) < float(soft_few[0, 1])
+    with pytest.raises(ValueError, match="stop_gate=True needs normalization='vocabulary'"):
+        WalkNet(4, 9, DIM, hidden=8, graph_context=False, normalization="node", stop_gate=True)
 
 
 def test_a_name_free_key_ignores_the_relation_name():

@@ -119,6 +119,7 @@ ARCHITECTURE_DEFAULTS = {
     "token_coverage": False,
     "stop_match": False,
     "stop_context": True,
+    "stop_gate": False,
     "vocabulary_scope": "graph",
 }
 
@@ -132,6 +133,7 @@ TRANSFER_SWITCHES = (
     "token_coverage",
     "stop_match",
     "stop_context",
+    "stop_gate",
     "vocabulary_scope",
 )
 SETTINGS_ADDED = {"init": "scratch", **{k: ARCHITECTURE_DEFAULTS[k] for k in TRANSFER_SWITCHES}}

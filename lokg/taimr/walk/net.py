@@ -191,7 +191,9 @@ def walk_log_probs(
     return torch.stack(step_out, 1), torch.stack(stop_out, 1)
 
 
-def hop_distribution(all_logits: Tensor, all_stop: Tensor) -> tuple[Tensor, Tensor]:
+def hop_distribution(
+    all_logits: Tensor, all_stop: Tensor, gate: bool = False
+) -> tuple[Tensor, Tensor]:
     """Each question's and hop's distribution over the step-relation vocabulary and stop
     (``normalization="vocabulary"``):
 
@@ -199,6 +201,15 @@ def hop_distribution(all_logits: Tensor, all_stop: Tensor) -> tuple[Tensor, Tens
         log P_t(stop | q) = logit_t(stop | q) - log Z_t(q)
         Z_t(q) = sum_{r' in vocabulary} exp logit_t(r' | q) + exp logit_t(stop | q)
 
+    or, with ``gate`` (the *stop gate*, ``stop_gate=True``), stop as a yes/no decision of its
+    own and the relation soft-maxed among the relations only:
+
+        log P_t(stop | q) = log sigmoid(logit_t(stop | q))
+        log P_t(r | q)    = log sigmoid(-logit_t(stop | q)) + log softmax_r logit_t(r | q)
+
+    so that stopping does not depend on how many relations the vocabulary holds: under the
+    softmax a hop whose context names no relation spreads ``|V|`` equal shares that outweigh
+    stop on a KG of many relations (docs/design/taimr.md item 33).
     (hop 0 has no stop term: a path has at least one step).
 
     Shapes:
@@ -206,6 +217,13 @@ def hop_distribution(all_logits: Tensor, all_stop: Tensor) -> tuple[Tensor, Tens
         - **output:** ``log P_t(r | q) [B, L, V]``, ``log P_t(stop | q) [B, L]`` (column 0
           is -inf)
     """
+    if gate:
+        go = F.logsigmoid(-all_stop)  # [B, L] log P(continue); hop 0 always continues
+        go = torch.cat([torch.zeros_like(go[:, :1]), go[:, 1:]], 1)
+        stop = torch.cat(
+            [torch.full_like(go[:, :1], float("-inf")), F.logsigmoid(all_stop[:, 1:])], 1
+        )
+        return all_logits.log_softmax(-1) + go.unsqueeze(-1), stop
     z = torch.logsumexp(torch.cat([all_logits, all_stop.unsqueeze(-1)], -1), -1)  # [B, L]
     z = torch.cat([torch.logsumexp(all_logits[:, :1], -1), z[:, 1:]], 1)  # hop 0: no stop
     stop = all_stop - z
@@ -319,6 +337,11 @@ class WalkNet(nn.Module):
         stop_context: the stop logit reads the hop's context through ``W_s^(t)`` (default).
             ``False`` (needs ``stop_match``): ``b_t + w_t max_r cos(c_t, name(r))`` only, a stop
             decision with nothing to memorise of the training KGs' wording.
+        stop_gate: stop is a yes/no gate ``sigmoid(logit_t(stop))`` and the relations share
+            the rest by their own softmax (:func:`hop_distribution`), instead of stop being one
+            more entry of the vocabulary's softmax: the stop probability no longer falls as
+            the KG's relation count grows (``normalization="vocabulary"`` only; measured
+            and not adopted, docs/design/taimr.md item 33).
         name_span: ``(start, stop)``, the columns of ``rel_feats`` that hold the relation's
             name embedding (:func:`relation_features` puts them after TransE's ``d_r``).
 
@@ -353,6 +376,7 @@ class WalkNet(nn.Module):
         token_coverage: bool = False,
         stop_match: bool = False,
         stop_context: bool = True,
+        stop_gate: bool = False,
     ):
         super().__init__()
         if normalization not in NORMALIZATIONS:
@@ -406,7 +430,7 @@ class WalkNet(nn.Module):
         self._add_name_match(name_match, name_span, query_dim)
         self._add_transfer_switches(
             rel_dim, question_tokens, normalization, name_in_key, token_coverage, stop_match,
-            stop_context,
+            stop_context, stop_gate,
         )  # fmt: skip
         self.reset_parameters()
 
@@ -435,6 +459,7 @@ class WalkNet(nn.Module):
         token_coverage: bool,
         stop_match: bool,
         stop_context: bool,
+        stop_gate: bool,
     ) -> None:
         """The pretrained walk's transfer switches (class doc; docs/design/taimr.md item 27):
         checked, and their parameters and buffers added."""
@@ -462,6 +487,9 @@ class WalkNet(nn.Module):
         self.stop_context = stop_context
         if not stop_context and not stop_match:
             raise ValueError("stop_context=False needs stop_match=True (else stop is a constant)")
+        self.stop_gate = stop_gate
+        if stop_gate and normalization != "vocabulary":
+            raise ValueError("stop_gate=True needs normalization='vocabulary'")
 
     @property
     def steps_only(self) -> bool:
@@ -689,7 +717,7 @@ class WalkNet(nn.Module):
                 stop = stop + self.stop_match_weight.view(1, -1) * cos.amax(-1)
         if allowed is not None:  # outside a question's vocabulary: probability 0
             logits = torch.where(allowed.unsqueeze(1), logits, float("-inf"))
-        return hop_distribution(logits, stop)  # [B, L, V], [B, L]
+        return hop_distribution(logits, stop, self.stop_gate)  # [B, L, V], [B, L]
 
     def relation_keys(self, rel_feats: Tensor, vocabulary: Tensor | None = None) -> Tensor:
         """``W_r e_r`` ``[V, d']`` of the rows ``vocabulary`` of ``rel_feats`` (``None``: all)."""
