@@ -193,6 +193,8 @@ class WalkModule(pl.LightningModule):
             (:class:`WalkNet`).
         stop_gate: stop is a yes/no gate and the relations share the rest by their own
             softmax, so stopping does not depend on the KG's relation count (:class:`WalkNet`).
+        stop_size: the stop logit reads ``log |V|``, the question's vocabulary's relation
+            count, with a learned weight (:class:`WalkNet`).
         vocabulary_scope: ``"graph"`` (each hop over the graph's relations) or
             ``"component"`` (over the topic entity's connected component's:
             :mod:`lokg.taimr.walk.vocabulary`; the pretrained walk, trained on a union of KGs).
@@ -233,6 +235,7 @@ class WalkModule(pl.LightningModule):
         stop_match: bool = False,
         stop_context: bool = True,
         stop_gate: bool = False,
+        stop_size: bool = False,
         vocabulary_scope: str = "graph",
         init: str = "scratch",
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
@@ -261,7 +264,7 @@ class WalkModule(pl.LightningModule):
             graph_context=graph_context, normalization=normalization, name_match=name_match,
             name_span=(transe_dim, transe_dim + name_dim) if name_dim else None,
             name_in_key=name_in_key, token_coverage=token_coverage, stop_match=stop_match,
-            stop_context=stop_context, stop_gate=stop_gate,
+            stop_context=stop_context, stop_gate=stop_gate, stop_size=stop_size,
         )  # fmt: skip
         self.relation_table = nn.Embedding(num_relations, transe_dim)
         nn.init.normal_(self.relation_table.weight, std=transe_dim**-0.5)
@@ -359,6 +362,7 @@ class WalkModule(pl.LightningModule):
             "stop_match": hp.stop_match,
             "stop_context": hp.stop_context,
             "stop_gate": hp.stop_gate,
+            "stop_size": hp.stop_size,
             "vocabulary_scope": hp.vocabulary_scope,
         }
 

@@ -1,5 +1,6 @@
-"""The pretrained walk's transfer switches (docs/design/taimr.md item 27): the component
-vocabulary, the token coverage, the stop match, the name-free key, the stop gate."""
+"""The pretrained walk's transfer switches (docs/design/taimr.md items 27 and 33): the
+component vocabulary, the token coverage, the stop match, the name-free key, the stop gate,
+the stop's vocabulary size."""
 
 from __future__ import annotations
 
@@ -167,6 +168,26 @@ def test_the_stop_gate_keeps_stop_as_the_vocabulary_grows():
     assert float(soft_many[0, 1]) < float(soft_few[0, 1])
     with pytest.raises(ValueError, match="stop_gate=True needs normalization='vocabulary'"):
         WalkNet(4, 9, DIM, hidden=8, graph_context=False, normalization="node", stop_gate=True)
+
+
+def test_stop_size_adds_kappa_log_vocabulary_size_to_the_stop_logit():
+    """stop_size: logit(stop) += kappa_t log |V_q|, |V_q| the question's own vocabulary (its
+    component's relations).  With kappa_1 = 1, a question whose component has 4 relations
+    against one with 2 (the same relation 0 in both) moves stop-vs-relation-0's log-odds at
+    hop 1 by log 4 - log 2 = log 2; kappa starts at 0 (the walk without the switch)."""
+    net = _net(stop_match=True, stop_context=False, stop_size=True)
+    assert not net.stop_size_weight.any()
+    feats = torch.randn(4, 4 + DIM + 1)
+    q, tokens = torch.randn(2, DIM), torch.randn(2, 3, DIM)
+    allowed = torch.tensor([[True, True, False, False], [True, True, True, True]])
+    with torch.no_grad():
+        net.stop_size_weight[1] = 1.0
+        lp, stop = net.hop_log_probs(feats, torch.cat([q[:1]] * 2), torch.cat([tokens[:1]] * 2),
+                                     allowed=allowed)  # fmt: skip
+    odds = stop[:, 1] - lp[:, 1, 0]  # [2]
+    assert float(odds[1] - odds[0]) == pytest.approx(math.log(2), abs=1e-5)
+    with pytest.raises(ValueError, match="stop_size=True needs normalization='vocabulary'"):
+        WalkNet(4, 9, DIM, hidden=8, graph_context=False, normalization="node", stop_size=True)
 
 
 def test_a_name_free_key_ignores_the_relation_name():

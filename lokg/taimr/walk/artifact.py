@@ -120,6 +120,7 @@ ARCHITECTURE_DEFAULTS = {
     "stop_match": False,
     "stop_context": True,
     "stop_gate": False,
+    "stop_size": False,
     "vocabulary_scope": "graph",
 }
 
@@ -134,6 +135,7 @@ TRANSFER_SWITCHES = (
     "stop_match",
     "stop_context",
     "stop_gate",
+    "stop_size",
     "vocabulary_scope",
 )
 SETTINGS_ADDED = {"init": "scratch", **{k: ARCHITECTURE_DEFAULTS[k] for k in TRANSFER_SWITCHES}}

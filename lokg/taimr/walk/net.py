@@ -342,6 +342,11 @@ class WalkNet(nn.Module):
             more entry of the vocabulary's softmax: the stop probability no longer falls as
             the KG's relation count grows (``normalization="vocabulary"`` only; measured
             and not adopted, docs/design/taimr.md item 33).
+        stop_size: the stop logit also carries ``kappa_t log |V_q|`` (``kappa_t`` learned, from
+            0), ``|V_q|`` the relations of the question's vocabulary (its component's under
+            ``vocabulary_scope="component"``, the only scope where it varies in training): a
+            stop that can read how many relations the KG offers (measured and not adopted,
+            docs/design/taimr.md item 33).
         name_span: ``(start, stop)``, the columns of ``rel_feats`` that hold the relation's
             name embedding (:func:`relation_features` puts them after TransE's ``d_r``).
 
@@ -377,6 +382,7 @@ class WalkNet(nn.Module):
         stop_match: bool = False,
         stop_context: bool = True,
         stop_gate: bool = False,
+        stop_size: bool = False,
     ):
         super().__init__()
         if normalization not in NORMALIZATIONS:
@@ -430,7 +436,7 @@ class WalkNet(nn.Module):
         self._add_name_match(name_match, name_span, query_dim)
         self._add_transfer_switches(
             rel_dim, question_tokens, normalization, name_in_key, token_coverage, stop_match,
-            stop_context, stop_gate,
+            stop_context, stop_gate, stop_size,
         )  # fmt: skip
         self.reset_parameters()
 
@@ -460,6 +466,7 @@ class WalkNet(nn.Module):
         stop_match: bool,
         stop_context: bool,
         stop_gate: bool,
+        stop_size: bool,
     ) -> None:
         """The pretrained walk's transfer switches (class doc; docs/design/taimr.md item 27):
         checked, and their parameters and buffers added."""
@@ -490,6 +497,11 @@ class WalkNet(nn.Module):
         self.stop_gate = stop_gate
         if stop_gate and normalization != "vocabulary":
             raise ValueError("stop_gate=True needs normalization='vocabulary'")
+        self.stop_size = stop_size
+        if stop_size:
+            if normalization != "vocabulary":
+                raise ValueError("stop_size=True needs normalization='vocabulary'")
+            self.stop_size_weight = nn.Parameter(torch.zeros(max_hops))  # kappa_t
 
     @property
     def steps_only(self) -> bool:
@@ -525,6 +537,8 @@ class WalkNet(nn.Module):
             nn.init.constant_(self.coverage_weight, COVERAGE_INIT)
         if self.stop_match:
             nn.init.zeros_(self.stop_match_weight)
+        if self.stop_size:
+            nn.init.zeros_(self.stop_size_weight)
 
     def token_attention(
         self, query: Tensor, tokens: Tensor, token_mask: Tensor | None = None
@@ -715,6 +729,11 @@ class WalkNet(nn.Module):
                 if allowed is not None:
                     cos = torch.where(allowed.unsqueeze(1), cos, float("-inf"))
                 stop = stop + self.stop_match_weight.view(1, -1) * cos.amax(-1)
+        if self.stop_size:  # kappa_t log |V_q|: how many relations the question's KG has
+            size = logits.new_full(stop.shape[:1], float(logits.size(-1)))
+            if allowed is not None:
+                size = allowed.sum(-1).clamp(min=1).to(logits.dtype)
+            stop = stop + self.stop_size_weight.view(1, -1) * size.log().view(-1, 1)
         if allowed is not None:  # outside a question's vocabulary: probability 0
             logits = torch.where(allowed.unsqueeze(1), logits, float("-inf"))
         return hop_distribution(logits, stop, self.stop_gate)  # [B, L, V], [B, L]
