@@ -134,6 +134,22 @@ def rank_answers(
     return order, total, {a: w.steps for a, (_, w) in found.items()}
 
 
+def _check_choices(init: str, question_encoder: str, relation_source: str) -> None:
+    """``model.init``, ``model.question_encoder`` and ``model.relation_source`` are known."""
+    if init not in INITS and not Path(str(init)).is_dir():
+        raise InputError(
+            f"model.init={init!r}; expected one of {INITS} or a walk artifact directory"
+        )
+    if question_encoder not in QUESTION_ENCODERS:
+        raise ValueError(
+            f"model.question_encoder must be one of {QUESTION_ENCODERS}, got {question_encoder!r}"
+        )
+    if relation_source not in RELATION_SOURCES:
+        raise ValueError(
+            f"model.relation_source must be one of {RELATION_SOURCES}, got {relation_source!r}"
+        )
+
+
 def _check_vocabulary_scope(scope: str, graph_context: bool, normalization: str) -> None:
     if scope not in VOCABULARY_SCOPES:
         raise ValueError(
@@ -241,19 +257,7 @@ class WalkModule(pl.LightningModule):
         optimizer: Callable[..., torch.optim.Optimizer] | None = None,
     ):
         super().__init__()
-        if init not in INITS and not Path(str(init)).is_dir():
-            raise InputError(
-                f"model.init={init!r}; expected one of {INITS} or a walk artifact directory"
-            )
-        if question_encoder not in QUESTION_ENCODERS:
-            raise ValueError(
-                f"model.question_encoder must be one of {QUESTION_ENCODERS}, got "
-                f"{question_encoder!r}"
-            )
-        if relation_source not in RELATION_SOURCES:
-            raise ValueError(
-                f"model.relation_source must be one of {RELATION_SOURCES}, got {relation_source!r}"
-            )
+        _check_choices(init, question_encoder, relation_source)
         _check_vocabulary_scope(vocabulary_scope, graph_context, normalization)
         self.save_hyperparameters(ignore=["optimizer"])
         self.optimizer_factory = optimizer
