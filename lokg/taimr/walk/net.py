@@ -501,7 +501,7 @@ class WalkNet(nn.Module):
         if stop_size:
             if normalization != "vocabulary":
                 raise ValueError("stop_size=True needs normalization='vocabulary'")
-            self.stop_size_weight = nn.Parameter(torch.zeros(max_hops))  # kappa_t
+            self.stop_size_weight = nn.Parameter(torch.empty(max_hops))  # kappa_t
 
     @property
     def steps_only(self) -> bool:
