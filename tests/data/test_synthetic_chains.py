@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from lokg.config import compose_config
-from lokg.data.synthetic_chains import SyntheticChainsSource, ask
+from lokg.data.synthetic_chains import (
+    PARAPHRASE_BAND,
+    SyntheticChainsSource,
+    ask,
+    paraphrase_table,
+    read_paraphrases,
+)
 from lokg.errors import InputError
 
 
@@ -76,3 +83,55 @@ def test_the_shipped_pretraining_adds_the_member_and_the_switches(tmp_path):
     assert [cand.model[k] for k in switches] == [False, True, True, False]
     assert [base.model[k] for k in switches] == [True, False, False, True]
     assert cand.model.relation_source == base.model.relation_source == "none"
+
+
+def test_paraphrases_are_near_the_word_but_not_its_inflections():
+    """paraphrase_table by hand: unit vectors at known cosines to the word "mother"."""
+    word = np.array([[1.0, 0.0]])
+    at = lambda c: [c, float(np.sqrt(1 - c * c))]  # noqa: E731 - a vector at cosine c
+    pool = ["mother", "mothers", "mom", "parent", "chair", "dad"]
+    vectors = np.array([at(1.0), at(0.9), at(0.7), at(0.6), at(0.1), at(0.5)])
+    table = paraphrase_table(["mother"], word, pool, vectors, band=(0.45, 0.8), per_word=2)
+    # "mother" itself and "mothers" are above the band (and inflections), "chair" below it;
+    # two per word: the nearest two of mom 0.7, parent 0.6, dad 0.5
+    assert table == {"mother": [("mom", 0.7), ("parent", 0.6)]}
+    # a shared 4-letter prefix is an inflection even inside the band
+    assert paraphrase_table(["mother"], word, ["mothering"], np.array([at(0.6)])) == {}
+
+
+def test_the_shipped_paraphrases_read_back_and_stay_in_the_band():
+    table = read_paraphrases()
+    assert len(table) == 3000
+    lo, hi = PARAPHRASE_BAND
+    assert all(lo <= c <= hi and p != w for w, ps in table.items() for p, c in ps)  # 3 places
+
+
+def test_a_paraphrased_hop_names_no_other_relation_of_its_graph():
+    """With paraphrase=1 every hop that has a usable paraphrase is asked by it; the question
+    still answers by its gold path, and a paraphrase is never another relation's word or listed
+    nearer to another relation word of the graph."""
+    para = SyntheticChainsSource(graphs=3, entities=20, relations=4, out_degree=2,
+                                 questions=200, paraphrase=1.0).load()  # fmt: skip
+    table = read_paraphrases()
+    graph_words = {}  # entity -> the relation words of its graph
+    for i in range(para.kg.num_triples):
+        h, r, _ = para.kg.labeled(i)
+        graph_words.setdefault(h, set()).add(r.split(".", 1)[1])
+    reworded = 0
+    for q in para.questions["train"] + para.questions["val"]:
+        words = [r.split(".", 1)[1] for _, r, _ in q.gold_path]
+        for w in words:
+            if f" {w} " in f" {q.text} ":
+                continue
+            reworded += 1
+            near = dict(table[w])
+            used = [p for p in near if f" {p} " in f" {q.text} "]
+            assert used, q.text
+            others = graph_words[q.topic_entities[0]] - {w}
+            assert all(dict(table.get(o, [])).get(p, -1) < near[p] for p in used for o in others)
+    assert reworded > 0
+    assert SyntheticChainsSource(paraphrase=0.3).fingerprint() != small().fingerprint()
+    # off by default, and then not recorded: sets made before the switch keep their hash
+    assert "paraphrase" not in small().config()
+    with pytest.raises(InputError, match=r"data.source.paraphrase=2; expected 0 <= x <= 1"):
+        SyntheticChainsSource(paraphrase=2)
