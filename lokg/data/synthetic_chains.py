@@ -16,7 +16,9 @@ relations labelled ``syn.<word>`` (read as the words "syn <word>"), and for ever
 ``max_hops`` relations that can be followed from it (drawn by walking its edges), the answers
 every entity the chain reaches, the gold path the walk taken; asked in one of three English
 compositions of relational nouns (:data:`TEMPLATES`: nested "the r2 of the r1 of e",
-possessive "e 's r1 's r2", and the two mixed), each with a "what is" or "who is" opening.
+possessive "e 's r1 's r2", and the two mixed), each with a "what is" or "who is" opening;
+with ``mixed_at="any"`` the mixed form turns nested after any hop, not only before the last
+("the r3 of the r2 of e 's r1", a composition PathQuestion asks often).
 A (topic, chain) pair is asked once.  Split: ``val_fraction`` of the questions to val by a
 seeded shuffle, the rest to train, none to test (a pretraining set; it is never reported on).
 
@@ -75,12 +77,20 @@ PARAPHRASES_PER_WORD = 8
 TEMPLATES = ("nested", "possessive", "mixed")
 
 
-def ask(template: str, topic: str, chain: list[str], opening: str = "what is") -> str:
+def ask(
+    template: str,
+    topic: str,
+    chain: list[str],
+    opening: str = "what is",
+    possessive: int | None = None,
+) -> str:
     """The question for ``chain`` (relation words, first hop first) from ``topic``:
 
     - nested: ``what is the r3 of the r2 of the r1 of e ?``
     - possessive: ``what is e 's r1 's r2 's r3 ?``
-    - mixed: ``what is the r3 of e 's r1 's r2 ?`` (the last hop nested, the rest possessive)
+    - mixed: the first ``possessive`` hops possessive, the rest nested around them (default
+      ``k - 1``: ``what is the r3 of e 's r1 's r2 ?``; ``possessive=1``: ``what is the r3
+      of the r2 of e 's r1 ?``)
     """
     if template == "nested":
         body = " of ".join(f"the {r}" for r in reversed(chain)) + f" of {topic}"
@@ -89,7 +99,11 @@ def ask(template: str, topic: str, chain: list[str], opening: str = "what is") -
     elif template == "mixed":
         if len(chain) < 2:
             raise ValueError("the mixed form needs a chain of two relations or more")
-        body = f"the {chain[-1]} of {topic}" + "".join(f" 's {r}" for r in chain[:-1])
+        j = len(chain) - 1 if possessive is None else possessive
+        if not 1 <= j < len(chain):
+            raise ValueError(f"possessive={j}: the mixed form needs 1 <= possessive < {len(chain)}")
+        nested = " of ".join(f"the {r}" for r in reversed(chain[j:]))
+        body = f"{nested} of {topic}" + "".join(f" 's {r}" for r in chain[:j])
     else:
         raise ValueError(f"template must be one of {TEMPLATES}, got {template!r}")
     return f"{opening} {body} ?"
@@ -152,6 +166,8 @@ class SyntheticChainsSource(DatasetSource):
         questions: questions drawn in all (fewer when (topic, chain) pairs repeat).
         max_hops: longest chain.  val_fraction: share of the questions in val.
         paraphrase: chance a hop is asked by a paraphrase of its relation word (module doc).
+        mixed_at: where the mixed form turns from possessive to nested: ``"last"`` (before the
+            last hop) or ``"any"`` (after any hop but the last, drawn uniformly).
         seed: the draw (fixed: the set is generated, not picked).
     """
 
@@ -170,6 +186,7 @@ class SyntheticChainsSource(DatasetSource):
         max_hops: int = 3,
         val_fraction: float = 0.1,
         paraphrase: float = 0.0,
+        mixed_at: str = "last",
         seed: int = 0,
     ):
         for key, value in {"graphs": graphs, "entities": entities, "relations": relations,
@@ -181,6 +198,8 @@ class SyntheticChainsSource(DatasetSource):
             raise InputError(f"data.source.out_degree={out_degree} exceeds relations={relations}")
         if not 0.0 <= val_fraction < 1.0:
             raise InputError(f"data.source.val_fraction={val_fraction}; expected 0 <= x < 1")
+        if mixed_at not in ("last", "any"):
+            raise InputError(f"data.source.mixed_at={mixed_at!r}; expected 'last' or 'any'")
         if not 0.0 <= paraphrase <= 1.0:
             raise InputError(f"data.source.paraphrase={paraphrase}; expected 0 <= x <= 1")
         self.name = name
@@ -189,8 +208,11 @@ class SyntheticChainsSource(DatasetSource):
             "out_degree": int(out_degree), "multi": float(multi), "questions": int(questions),
             "max_hops": int(max_hops), "val_fraction": float(val_fraction), "seed": int(seed),
         }  # fmt: skip
-        if paraphrase > 0:  # recorded only when on: the sets made before it keep their hash
+        # recorded only when not the default: the sets made before them keep their hash
+        if paraphrase > 0:
             self.settings["paraphrase"] = float(paraphrase)
+        if mixed_at != "last":
+            self.settings["mixed_at"] = mixed_at
 
     def files(self) -> list[Path]:
         if self.settings.get("paraphrase"):
@@ -266,13 +288,16 @@ class SyntheticChainsSource(DatasetSource):
             forms = [t for t in TEMPLATES if t != "mixed" or len(chain) > 1]
             form = forms[int(rng.integers(len(forms)))]
             opening = ("what is", "who is")[int(rng.integers(2))]
+            possessive = None  # the mixed form's possessive hops: all but the last
+            if form == "mixed" and s.get("mixed_at") == "any" and len(chain) > 2:
+                possessive = int(rng.integers(1, len(chain)))
             words = [r.split(".", 1)[1] for r in chain]
             if table:
                 words = [self._reword(rng, w, graph_relations[topic], table) for w in words]
             questions.append(
                 Question(
                     id=f"{self.name}-{len(questions):05d}",
-                    text=ask(form, topic, words, opening),
+                    text=ask(form, topic, words, opening, possessive),
                     answers=tuple(sorted(frontier)),
                     topic_entities=(topic,),
                     gold_path=tuple(path),

@@ -21,6 +21,13 @@ def test_the_three_compositions_read_as_english():
     assert ask("nested", "ann", chain) == "what is the mayor of the home of the mother of ann ?"
     assert ask("possessive", "ann", chain, "who is") == "who is ann 's mother 's home 's mayor ?"
     assert ask("mixed", "ann", chain) == "what is the mayor of ann 's mother 's home ?"
+    # mixed_at="any": the turn from possessive to nested after any hop but the last
+    assert (
+        ask("mixed", "ann", chain, possessive=1)
+        == "what is the mayor of the home of ann 's mother ?"
+    )
+    with pytest.raises(ValueError, match="1 <= possessive < 3"):
+        ask("mixed", "ann", chain, possessive=3)
     with pytest.raises(ValueError, match="two relations or more"):
         ask("mixed", "ann", ["mother"])
 
@@ -63,6 +70,8 @@ def test_the_draw_is_fixed_by_the_seed():
 def test_bad_settings_name_the_key():
     with pytest.raises(InputError, match=r"data.source.graphs=0; expected a whole number >= 1"):
         SyntheticChainsSource(graphs=0)
+    with pytest.raises(InputError, match=r"data.source.mixed_at='first'; expected 'last' or 'any'"):
+        SyntheticChainsSource(mixed_at="first")
     with pytest.raises(InputError, match="out_degree=5 exceeds relations=4"):
         SyntheticChainsSource(relations=4, out_degree=5)
 
