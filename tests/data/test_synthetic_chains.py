@@ -84,7 +84,9 @@ def test_the_data_config_builds_the_source(tmp_path):
 
 def test_the_shipped_pretraining_adds_the_member_and_the_switches(tmp_path):
     """experiment=pretrain_walk is its ablation experiment=pretrain_walk_bundled with one more
-    union member and item 27's switches (docs/design/taimr.md item 28)."""
+    union member and item 27's switches (docs/design/taimr.md item 28), whose questions are
+    paraphrased and mixed at any hop; experiment=pretrain_walk_verbatim differs from it in
+    those two settings alone (item 34)."""
     base = compose_config("train", ["experiment=pretrain_walk_bundled"], tmp_path)
     cand = compose_config("train", ["experiment=pretrain_walk"], tmp_path)
     assert set(cand.data.source.members) == {*base.data.source.members, "synthetic_chains"}
@@ -92,6 +94,13 @@ def test_the_shipped_pretraining_adds_the_member_and_the_switches(tmp_path):
     assert [cand.model[k] for k in switches] == [False, True, True, False]
     assert [base.model[k] for k in switches] == [True, False, False, True]
     assert cand.model.relation_source == base.model.relation_source == "none"
+    verbatim = compose_config("train", ["experiment=pretrain_walk_verbatim"], tmp_path)
+    shipped = cand.data.source.members.synthetic_chains.source
+    ablated = verbatim.data.source.members.synthetic_chains.source
+    assert (shipped.paraphrase, shipped.mixed_at) == (0.3, "any")
+    assert (ablated.paraphrase, ablated.mixed_at) == (0.0, "last")
+    assert {**shipped, "paraphrase": 0.0, "mixed_at": "last"} == {**ablated}
+    assert verbatim.model == cand.model
 
 
 def test_paraphrases_are_near_the_word_but_not_its_inflections():
