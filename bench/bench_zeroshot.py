@@ -715,10 +715,20 @@ def finetuned_walk(trainings: Trainings, data: str, start: Walk, size: str = "al
 
 
 def _generated_fp(walk: Walk) -> str:
-    """The fingerprint of the set ``walk`` was trained on (generated or self-labelled): the
-    walk's directory name does not change with the generator's settings, and the ledger knows
-    a walk by that name only."""
+    """The fingerprint of the set ``walk`` was trained on (generated, self-labelled, or the
+    pretraining union): the walk's directory name does not change with the set's settings,
+    and the ledger knows a walk by that name only."""
     return walk.path.parent.name.rsplit("-", 1)[-1] if walk.path is not None else "pending"
+
+
+def loo_tag(family: str, walk: Walk) -> str:
+    """The left-out walk's name in a ledger line: its family and its pretraining union's
+    fingerprint (the union changes with the pretraining data's settings, e.g. item 34's
+    synthetic questions, while the walk's directory name does not).  Lines recorded before
+    2026-12-08 read ``loo-<family>`` alone: all of them are walks of the synthetic questions
+    as they were before item 34 (``experiment=pretrain_walk_verbatim``) or of
+    ``pretrain_walk_bundled``."""
+    return f"loo-{family}-{_generated_fp(walk)}"
 
 
 def set_rows(
@@ -732,7 +742,7 @@ def set_rows(
     trained only when the row is asked for)."""
     rows: dict[str, Row] = {}
     if ZERO_SHOT in wanted:
-        rows[ZERO_SHOT] = Row(data, PRETRAINED_ROW, f":loo-{family}", loo)
+        rows[ZERO_SHOT] = Row(data, PRETRAINED_ROW, f":{loo_tag(family, loo)}", loo)
     if ADAPTED in wanted:
         walk = adapted_walk(trainings, data, loo)
         tag = f":adapted-{_generated_fp(walk)}-loo-{family}"
@@ -804,7 +814,7 @@ def curves(args, trainings: Trainings, evals: Evaluations, members) -> list[Curv
                 tag += f"-loo-{family.name}"
                 plan.append((data, "pretrained", size, Row(data, PRETRAINED_ROW, tag, walk)))
             elif size == "0":  # no training: the pretrained walk as it is; none from scratch
-                tag = "" if start is SHIPPED else f":{start_tag}"
+                tag = "" if start is SHIPPED else f":{loo_tag(family.name, start)}"
                 if args.curve_from == "adapted":
                     tag = f":adapted-{start_tag}"  # the table's adapted row, the same walk
                 untrained = Row(data, PRETRAINED_ROW, tag, start)

@@ -35,6 +35,7 @@ PLAIN = ["--adapt-override", "data.source.synonyms=0", "data.source.unnamed=0"]
 # (the self-trained row labels every training question of the set twice: minutes; the dry run
 # checks its commands, tests/test_byo_no_answers.py its training end to end)
 ADAPTED_TAG = re.compile(r"pretrained walk:adapted-(?P<fp>[0-9a-f]{12})-loo-pql")
+LOO_TAG = re.compile(r"pretrained walk:loo-pql-(?P<fp>[0-9a-f]{12})")
 LAST = re.compile(r"zeroshot min_ratio_hits1=(\d+\.\d{3}|nan|inf) min_ratio_coverage=(\S+)")
 
 
@@ -394,8 +395,12 @@ def test_on_test_each_row_is_one_ledger_line_and_a_second_report_cites_it(
     adapted = ADAPTED_TAG.fullmatch(lines[1]["configuration"])
     assert adapted, lines[1]["configuration"]
     assert list(root.glob(f"artifacts/data/kg_chains_pql2h-{adapted['fp']}/qgat-*"))
+    # the left-out walk is named by its pretraining union's fingerprint (its name is not)
+    loo = LOO_TAG.fullmatch(lines[0]["configuration"])
+    assert loo, lines[0]["configuration"]
+    assert list(root.glob(f"artifacts/data/pretrain-{loo['fp']}/qgat-*"))
     assert [e["configuration"] for e in lines] == [
-        "pretrained walk:loo-pql", adapted.group(0), "learned:finetuned-loo-pql", "learned",
+        loo.group(0), adapted.group(0), "learned:finetuned-loo-pql", "learned",
     ]  # fmt: skip
     assert {(e["bench"], e["dataset"]) for e in lines} == {("bench_zeroshot", "pql2h")}
     assert all(e["numbers"]["all"]["n"] == 5 for e in lines)
@@ -412,7 +417,7 @@ def test_on_test_each_row_is_one_ledger_line_and_a_second_report_cites_it(
     assert bench.main(args) == 0
     again = [json.loads(x) for x in ledger.read_text().splitlines()]
     assert [e["configuration"] for e in again] == [
-        "learned", "pretrained walk:loo-pql", adapted.group(0), "learned:finetuned-loo-pql",
+        "learned", loo.group(0), adapted.group(0), "learned:finetuned-loo-pql",
     ]  # fmt: skip
     out = capsys.readouterr().out
     cited = next(x for x in out.splitlines() if x.startswith("pql2h ") and "per-KG walk" in x)
