@@ -56,6 +56,7 @@ from lokg.baselines.tog import build_tog
 from lokg.config import COMPOSITION_KEYS, check_target_keys
 from lokg.retrieval import PerQuestionRetriever, Retriever
 from lokg.taimr.build import build_semantic, build_taimr
+from lokg.taimr.walk.artifact import shipped_data
 from lokg.taimr.walk.retriever import build_learned
 from lokg.tokens import Budget, check_budget_scope
 from lokg.typing import Question
@@ -300,6 +301,8 @@ def provenance(datamodule, art: GraphArtifacts, given: Mapping[str, Any]) -> dic
         "gat": None if art.gat_dir is None else art.gat_dir.name,
         "walk_model": None if art.walk_dir is None else art.walk_dir.name,
     }
+    if art.walk_dir is not None and (shipped := shipped_data(art.walk_dir)) is not None:
+        out["walk_model"] += f"@{shipped}"  # every shipped walk is named "pretrained"
     if "rerank" in given:  # resolved once, named in the run key
         out["rerank"] = Path(given["rerank"]).name
     return out

@@ -47,7 +47,7 @@ from lokg.llm import build_reader
 from lokg.paper_settings import departures
 from lokg.pipeline import LOKG
 from lokg.show import evidence_view, find_question, log_view, write_page
-from lokg.taimr.walk.artifact import walk_origin
+from lokg.taimr.walk.artifact import shipped_data, walk_origin
 from lokg.taimr.walk.retriever import by_length_in_effect
 from lokg.typing import Question
 
@@ -96,8 +96,10 @@ NEUTRAL_KEYS = {("retriever", "by_length"): False, ("retriever", "anchor_answers
 
 def ledger_key(cfg: DictConfig, ignore: Sequence[str] = (), datamodule=None) -> LedgerKey:
     """The test ledger's hash of a configuration (:mod:`lokg.eval.ledger`): :func:`run_key`'s
-    config keys without machine paths, the walk model named by its directory only, and no
-    artifact identities (a retrained configuration is the same configuration); ``ignore``
+    config keys without machine paths, the walk model named by its directory only (a walk
+    shipped in the package also by its training data, ``pretrained@<prepared>``: every
+    shipped walk has that one directory name), and no artifact identities (a retrained
+    configuration is the same configuration); ``ignore``
     leaves top-level keys out (a budget curve is one configuration over every ``budget``).
 
     A key of :data:`NEUTRAL_KEYS` enters as the run takes it (``retriever.by_length: auto``
@@ -106,32 +108,49 @@ def ledger_key(cfg: DictConfig, ignore: Sequence[str] = (), datamodule=None) -> 
     Earlier hashes of the same configuration: the config as written, with the keys added
     after each earlier one left out when they are at their neutral value here (so lines keyed
     on 2026-12-07 with ``by_length`` written, before ``anchor_answers`` existed, are found
-    for a split where ``anchor_answers`` changes nothing).
+    for a split where ``anchor_answers`` changes nothing), and for a walk of
+    :data:`SHIPPED_BY_NAME` the same with the walk named ``pretrained`` alone.
     """
     skip = {*_ARTIFACT_KEYS, *ignore}
     resolved = OmegaConf.to_container(cfg, resolve=True)
     plain = {k: resolved.get(k) for k in _RUN_KEYS if k not in skip}
     retriever = plain.get("retriever")
+    named = [plain]  # the config as hashed now, then as lines before SHIPPED_BY_NAME's end
     if isinstance(retriever, dict):
         for key in ("model_dir", "rerank"):  # artifacts by directory name, not machine path
             if retriever.get(key):
-                retriever[key] = Path(str(retriever[key])).name
+                path = Path(str(retriever[key]))
+                retriever[key], prepared = path.name, shipped_data(path)
+                if prepared is not None:  # every shipped walk has the one directory name
+                    retriever[key] = f"{path.name}@{prepared}"
+                    if prepared in SHIPPED_BY_NAME:
+                        named.append(copy.deepcopy(plain))
+                        named[-1]["retriever"][key] = path.name
     keys = [(n, k, v) for (n, k), v in NEUTRAL_KEYS.items() if k in (plain.get(n) or {})]
     in_effect = [_in_effect(cfg, n, k, datamodule) for n, k, _ in keys]
     neutral = [value == v for value, (_, _, v) in zip(in_effect, keys, strict=True)]
-    earlier = []
-    for i in range(1, len(keys) + 1):  # as written until the i-th key, without the later
-        if all(neutral[i:]):
-            earlier.append(config_key(_strip_machine(_without(plain, keys[i:]))))
-    canonical = copy.deepcopy(plain)
-    for (node, key, _), value, is_neutral in zip(keys, in_effect, neutral, strict=True):
-        if is_neutral:
-            del canonical[node][key]
-        else:
-            canonical[node][key] = value
-    canonical_hash = config_key(_strip_machine(canonical))
-    earlier = [h for h in dict.fromkeys(earlier) if h != canonical_hash]
+    hashes = []  # the canonical hash of each naming, then the earlier forms
+    for config in named:
+        canonical = copy.deepcopy(config)
+        for (node, key, _), value, is_neutral in zip(keys, in_effect, neutral, strict=True):
+            if is_neutral:
+                del canonical[node][key]
+            else:
+                canonical[node][key] = value
+        hashes.append(config_key(_strip_machine(canonical)))
+        for i in range(1, len(keys) + 1):  # as written until the i-th key, without the later
+            if all(neutral[i:]):
+                hashes.append(config_key(_strip_machine(_without(config, keys[i:]))))
+    canonical_hash = hashes[0]
+    earlier = [h for h in dict.fromkeys(hashes) if h != canonical_hash]
     return LedgerKey(canonical_hash, tuple(earlier))
+
+
+#: the shipped walks (their training data's fingerprint, ``record.json``'s ``data.prepared``)
+#: whose test lines were keyed by the directory name ``pretrained`` alone: the walk shipped
+#: from 2026-12-06 to 2026-12-08.  Every walk shipped since is keyed ``pretrained@<prepared>``
+#: (docs/design/taimr.md item 34: re-shipping keeps the directory's name)
+SHIPPED_BY_NAME = frozenset({"pretrain-2972122f3dc0"})
 
 
 def _without(plain: dict, keys) -> dict:

@@ -134,3 +134,31 @@ def test_anchor_answers_on_a_split_that_joins_is_a_new_configuration(learned, mo
     with open_dict(union):
         del union.retriever["anchor_answers"]
     assert no_join.hash == ledger_key(union).hash
+
+
+def test_a_shipped_walk_is_keyed_by_its_training_data(tmp_path, monkeypatch):
+    """Every walk shipped in the package is a directory named ``pretrained``: the key names it
+    ``pretrained@<record.json's data.prepared>``, so a walk shipped again is a new
+    configuration; for a walk of ``SHIPPED_BY_NAME`` (keyed by the name alone before) that
+    older hash is an earlier one, so its lines are still found."""
+    monkeypatch.setenv("LOKG_ROOT", str(tmp_path))
+
+    def key(walk):
+        over = ["data=pq2h", "retriever=learned", "split=test", f"retriever.model_dir={walk}",
+                "retriever.by_length=false"]  # fmt: skip
+        return ledger_key(compose_config("evaluate", over, str(tmp_path)))
+
+    def shipped(where, prepared):
+        walk = tmp_path / where / "pretrained"
+        walk.mkdir(parents=True)
+        (walk / "record.json").write_text(json.dumps({"data": {"prepared": prepared}}))
+        return walk
+
+    by_name = key(tmp_path / "plain" / "pretrained")  # no record: the directory's name alone
+    old, new = shipped("old", "pretrain-aaa"), shipped("new", "pretrain-bbb")
+    assert len({by_name.hash, key(old).hash, key(new).hash}) == 3
+    assert by_name.hash not in key(old).earlier
+    monkeypatch.setattr(evaluate, "SHIPPED_BY_NAME", frozenset({"pretrain-aaa"}))
+    assert by_name.hash in key(old).earlier and by_name.hash not in key(new).earlier
+    (new / "record.json").write_text("{}")  # a record without its data: named as before
+    assert key(new).hash == by_name.hash

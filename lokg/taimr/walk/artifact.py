@@ -58,6 +58,7 @@ __all__ = [
     "read_walk_meta",
     "recorded_architecture",
     "save_walk_network",
+    "shipped_data",
     "walk_models",
     "walk_origin",
 ]
@@ -313,6 +314,19 @@ def adapted_walk(data_root: Path, fingerprint: str) -> Path | None:
 def pretrained_walk() -> Path | None:
     """The shipped pretrained walk's directory, ``None`` when this install has none."""
     return PRETRAINED_DIR if (PRETRAINED_DIR / META_FILE).is_file() else None
+
+
+def shipped_data(walk_dir: str | os.PathLike) -> str | None:
+    """The training data's fingerprint (``record.json``'s ``data.prepared``) of a shipped walk
+    directory, else ``None``: every walk shipped is named ``pretrained``, so runs and ledger
+    lines tell them apart by it (docs/design/taimr.md item 34)."""
+    record = Path(walk_dir) / PRETRAINED_RECORD
+    if not record.is_file():
+        return None
+    try:
+        return json.loads(record.read_text(encoding="utf-8"))["data"]["prepared"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def walk_origin(walk_dir: Path | None) -> str | None:
