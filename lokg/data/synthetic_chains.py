@@ -26,8 +26,8 @@ With ``paraphrase=p`` > 0 (docs/design/taimr.md item 34) each hop's relation wor
 chance ``p``, asked by a paraphrase instead: a word whose sentence embedding lies near the
 relation word's but is not it (``mother`` for a relation named ``parents`` is the kind of
 thing real questions do; the words are generic English, drawn from no dataset).  Without it
-every hop is named verbatim, so the walk learns that a relation counts only where its exact
-name is in the question, and stops where a KG's questions paraphrase the last hop.  A
+every hop is named verbatim, so nothing in these questions shows the walk that a weak name
+match (a KG's questions' paraphrase of a relation) is a hop too.  A
 paraphrase is used only where it is nearer the hop's relation word than any other relation
 word of the graph it has a listed cosine to (so the question stays answerable).
 
