@@ -62,6 +62,7 @@ __all__ = [
     "SyntheticChainsSource",
     "ask",
     "paraphrase_table",
+    "paraphrases_in_graph",
     "read_paraphrases",
 ]
 
@@ -155,6 +156,23 @@ def read_paraphrases(path: Path | None = None) -> dict[str, list[tuple[str, floa
     return table
 
 
+def paraphrases_in_graph(relations: Sequence[str], table) -> dict[str, list[str]]:
+    """Per relation word of one graph, its paraphrases (``table``: :func:`read_paraphrases`)
+    that are no relation word of the graph and that no other relation word of it is listed
+    nearer to (so a paraphrased question still names its own hop best)."""
+    fits = {}
+    for word in relations:
+        nearer = {}  # paraphrase -> its best cosine to another relation word of the graph
+        for other in relations:
+            if other != word:
+                for p, c in table.get(other, []):
+                    nearer[p] = max(c, nearer.get(p, -1.0))
+        fits[word] = [
+            p for p, c in table.get(word, []) if c > nearer.get(p, -1.0) and p not in relations
+        ]
+    return fits
+
+
 class SyntheticChainsSource(DatasetSource):
     """Random-word graphs and chain questions over them (module doc).
 
@@ -230,7 +248,8 @@ class SyntheticChainsSource(DatasetSource):
         out: dict[str, dict[str, list[str]]] = {}  # head -> relation -> tails
         taken: set[str] = set()
         per_graph: list[list[str]] = []
-        graph_relations: dict[str, list[str]] = {}  # entity -> its graph's relation words
+        fits: dict[str, dict[str, list[str]]] = {}  # entity -> its graph's paraphrases
+        table = read_paraphrases() if s.get("paraphrase") else {}
         for _ in range(s["graphs"]):
             rels = [f"syn.{w}" for w in rng.choice(words, s["relations"], replace=False)]
             ents = []
@@ -246,9 +265,11 @@ class SyntheticChainsSource(DatasetSource):
                         triples.append((h, str(r), str(t)))
                         out.setdefault(h, {}).setdefault(str(r), []).append(str(t))
             per_graph.append(ents)
-            graph_relations.update({e: [r.split(".", 1)[1] for r in rels] for e in ents})
+            if table:
+                in_graph = paraphrases_in_graph([r.split(".", 1)[1] for r in rels], table)
+                fits.update(dict.fromkeys(ents, in_graph))
         kg = KnowledgeGraph.from_labeled_triples(triples, name=self.name)
-        questions = self._questions(rng, per_graph, out, graph_relations)
+        questions = self._questions(rng, per_graph, out, fits)
         order = rng.permutation(len(questions))
         n_val = round(len(questions) * s["val_fraction"])
         val = [questions[i] for i in sorted(order[:n_val])]
@@ -260,9 +281,8 @@ class SyntheticChainsSource(DatasetSource):
         return RawDataset(kg, {"train": train, "val": val, "test": []}, presplit=True,
                           reports=[report])  # fmt: skip
 
-    def _questions(self, rng, per_graph, out, graph_relations) -> list[Question]:
+    def _questions(self, rng, per_graph, out, fits) -> list[Question]:
         s = self.settings
-        table = read_paraphrases() if s.get("paraphrase") else {}
         seen: set[tuple] = set()
         questions: list[Question] = []
         for _ in range(s["questions"]):
@@ -292,8 +312,8 @@ class SyntheticChainsSource(DatasetSource):
             if form == "mixed" and s.get("mixed_at") == "any" and len(chain) > 2:
                 possessive = int(rng.integers(1, len(chain)))
             words = [r.split(".", 1)[1] for r in chain]
-            if table:
-                words = [self._reword(rng, w, graph_relations[topic], table) for w in words]
+            if fits:
+                words = [self._reword(rng, w, fits[topic]) for w in words]
             questions.append(
                 Question(
                     id=f"{self.name}-{len(questions):05d}",
@@ -305,18 +325,12 @@ class SyntheticChainsSource(DatasetSource):
             )
         return questions
 
-    def _reword(self, rng, word: str, relations: list[str], table) -> str:
-        """``word`` or, with chance ``paraphrase``, one of its paraphrases drawn uniformly
-        among those no other relation word of the graph is listed nearer to."""
-        if rng.random() >= self.settings["paraphrase"]:
+    def _reword(self, rng, word: str, fits: dict[str, list[str]]) -> str:
+        """``word`` or, with chance ``paraphrase``, one of its paraphrases that fit its graph
+        (:func:`paraphrases_in_graph`), drawn uniformly."""
+        if rng.random() >= self.settings["paraphrase"] or not fits.get(word):
             return word
-        nearer = {}  # paraphrase -> its best cosine to another relation word of the graph
-        for other in relations:
-            if other != word:
-                for p, c in table.get(other, []):
-                    nearer[p] = max(c, nearer.get(p, -1.0))
-        fits = [p for p, c in table.get(word, []) if c > nearer.get(p, -1.0) and p not in relations]
-        return fits[int(rng.integers(len(fits)))] if fits else word
+        return fits[word][int(rng.integers(len(fits[word])))]
 
 
 def main() -> None:
