@@ -99,8 +99,8 @@ def ledger_key(cfg: DictConfig, ignore: Sequence[str] = (), datamodule=None) -> 
     config keys without machine paths, the walk model named by its directory only (a walk
     shipped in the package also by its training data, ``pretrained@<prepared>``: every
     shipped walk has that one directory name), and no artifact identities (a retrained
-    configuration is the same configuration); ``ignore``
-    leaves top-level keys out (a budget curve is one configuration over every ``budget``).
+    configuration is the same configuration); ``ignore`` leaves top-level keys out (a budget
+    curve is one configuration over every ``budget``).
 
     A key of :data:`NEUTRAL_KEYS` enters as the run takes it (``retriever.by_length: auto``
     resolved for the run's walk and graph, ``retriever.anchor_answers`` for the split's
